@@ -1,0 +1,3 @@
+import { defineProject } from "vitest/config"
+
+export default defineProject({ test: { name: "testing", include: ["test/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 } })
