@@ -211,6 +211,8 @@ export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
         return "arguments must be strings, numbers, bigints or Uint8Arrays"
       case "NotMultiplexable":
         return "run this command through withExclusive"
+      default:
+        return "see the message"
     }
   }
 }

@@ -1,0 +1,405 @@
+/**
+ * A synchronous, push-based, resumable RESP2/RESP3 decoder.
+ *
+ * Bytes are fed as they arrive; every complete top-level frame is handed to `onReply` in
+ * order. Aggregates under construction live on an explicit stack, so a frame split across
+ * chunks is resumed where it stopped: completed elements are never parsed again, and a bulk
+ * payload that spans chunks is gathered with a single concatenation. Bulk payloads that sit
+ * inside one chunk are zero-copy `subarray` views.
+ *
+ * @since 0.1.0
+ */
+import { ProtocolError, type ProtocolErrorReason } from "./ProtocolError.ts"
+import { AttributedReply, ErrorReply, MapReply, PushReply, type Reply, SetReply, VerbatimReply } from "./Reply.ts"
+
+/**
+ * Limits that protect against hostile or broken peers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DecoderOptions {
+  /** Largest accepted bulk/verbatim/bulk-error payload in bytes. Default 512 MiB. */
+  readonly maxBulkLength?: number
+  /** Largest accepted aggregate element count. Default 2^31 − 1. */
+  readonly maxAggregateLength?: number
+  /** Deepest accepted aggregate nesting. Default 128. */
+  readonly maxDepth?: number
+}
+
+const Kind = { Array: 0, Map: 1, Set: 2, Push: 3, Attribute: 4 } as const
+type Kind = (typeof Kind)[keyof typeof Kind]
+
+interface Frame {
+  readonly kind: Kind
+  readonly items: Array<Reply>
+  readonly expected: number
+}
+
+const CR = 13
+const LF = 10
+const latin1 = new TextDecoder("latin1")
+const utf8 = new TextDecoder("utf-8")
+const EMPTY = new Uint8Array(0)
+
+/** Signals "the current element is incomplete; wait for more bytes". */
+const INCOMPLETE = Symbol("incomplete")
+
+/**
+ * The decoder.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export class Decoder {
+  private readonly onReply: (reply: Reply) => void
+  private readonly maxBulkLength: number
+  private readonly maxAggregateLength: number
+  private readonly maxDepth: number
+
+  private buffer: Uint8Array = EMPTY
+  private position = 0
+  /** Absolute stream offset of `buffer[0]`. */
+  private base = 0
+  private stack: Array<Frame> = []
+  /** Attributes waiting for the value they describe, per nesting level. */
+  private pendingAttributes: Array<MapReply | undefined> = []
+  /** While a bulk payload spans chunks: bytes the held element needs in total, and the parts so far. */
+  private need = 0
+  private parts: Array<Uint8Array> = []
+  private partsLength = 0
+  private failure: ProtocolError | undefined = undefined
+  private errorAt: { reason: ProtocolErrorReason; detail: string; offset: number } | undefined
+
+  constructor(onReply: (reply: Reply) => void, options?: DecoderOptions) {
+    this.onReply = onReply
+    this.maxBulkLength = options?.maxBulkLength ?? 512 * 1024 * 1024
+    this.maxAggregateLength = options?.maxAggregateLength ?? 2 ** 31 - 1
+    this.maxDepth = options?.maxDepth ?? 128
+  }
+
+  /** Bytes of an incomplete element currently held. */
+  get buffered(): number {
+    return this.need > 0 ? this.partsLength : this.buffer.length - this.position
+  }
+
+  /** Forgets all state, including a previous failure. */
+  reset(): void {
+    this.buffer = EMPTY
+    this.position = 0
+    this.base = 0
+    this.stack = []
+    this.pendingAttributes = []
+    this.failure = undefined
+    this.errorAt = undefined
+    this.need = 0
+    this.parts = []
+    this.partsLength = 0
+  }
+
+  /**
+   * Feeds bytes. Never throws on any input: returns `undefined`, or the `ProtocolError`
+   * (after which the decoder stays failed until `reset`).
+   */
+  feed(chunk: Uint8Array): ProtocolError | undefined {
+    if (this.failure !== undefined) return this.failure
+    if (this.need > 0) {
+      // Gather the chunks of a large bulk and concatenate once, when all of it is here.
+      this.parts.push(chunk)
+      this.partsLength += chunk.length
+      if (this.partsLength < this.need) return undefined
+      const joined = new Uint8Array(this.partsLength)
+      let at = 0
+      for (const part of this.parts) {
+        joined.set(part, at)
+        at += part.length
+      }
+      this.parts = []
+      this.partsLength = 0
+      this.need = 0
+      this.base += this.position
+      this.buffer = joined
+    } else if (this.position < this.buffer.length) {
+      const rest = this.buffer.length - this.position
+      const joined = new Uint8Array(rest + chunk.length)
+      joined.set(this.buffer.subarray(this.position), 0)
+      joined.set(chunk, rest)
+      this.base += this.position
+      this.buffer = joined
+    } else {
+      this.base += this.buffer.length
+      this.buffer = chunk
+    }
+    this.position = 0
+    while (this.position < this.buffer.length) {
+      const start = this.position
+      const value = this.parseElement()
+      if (value === INCOMPLETE) {
+        if (this.errorAt !== undefined) {
+          const e = this.errorAt
+          this.failure = new ProtocolError(e.reason, e.detail, e.offset)
+          this.stack = []
+          this.buffer = EMPTY
+          this.position = 0
+          return this.failure
+        }
+        this.position = start
+        if (this.need > 0) {
+          const held = this.buffer.subarray(start)
+          this.parts = [held]
+          this.partsLength = held.length
+        }
+        break
+      }
+      if (value !== undefined) this.complete(value)
+    }
+    if (this.need === 0 && this.position >= this.buffer.length) {
+      this.base += this.buffer.length
+      this.buffer = EMPTY
+      this.position = 0
+    }
+    return undefined
+  }
+
+  private fail(reason: ProtocolErrorReason, detail: string, at: number): typeof INCOMPLETE {
+    this.errorAt = { reason, detail, offset: this.base + at }
+    return INCOMPLETE
+  }
+
+  /** Places a finished value into its parent aggregate, or delivers it at the top level. */
+  private complete(initial: Reply): void {
+    let value = initial
+    for (;;) {
+      const level = this.stack.length
+      const attributes = this.pendingAttributes[level]
+      if (attributes !== undefined) {
+        this.pendingAttributes[level] = undefined
+        value = new AttributedReply(attributes, value)
+      }
+      const top = this.stack[level - 1]
+      if (top === undefined) {
+        this.onReply(value)
+        return
+      }
+      top.items.push(value)
+      if (top.items.length < top.expected) return
+      this.stack.pop()
+      const finished = this.finish(top)
+      if (finished === undefined) return
+      value = finished
+    }
+  }
+
+  private finish(frame: Frame): Reply | undefined {
+    switch (frame.kind) {
+      case Kind.Array:
+        return frame.items
+      case Kind.Map:
+        return new MapReply(frame.items)
+      case Kind.Set:
+        return new SetReply(frame.items)
+      case Kind.Push:
+        return new PushReply(frame.items)
+      case Kind.Attribute:
+        this.pendingAttributes[this.stack.length] = new MapReply(frame.items)
+        return undefined
+    }
+  }
+
+  /** Finds the CRLF ending the line that starts at `from`; -1 when not yet received. */
+  private lineEnd(from: number): number {
+    const buffer = this.buffer
+    for (let i = from; i < buffer.length; i++) {
+      if (buffer[i] === CR) {
+        if (i + 1 >= buffer.length) return -1
+        if (buffer[i + 1] !== LF) {
+          this.fail("MissingCRLF", "expected LF after CR", i + 1)
+          return -2
+        }
+        return i
+      }
+      if (buffer[i] === LF) {
+        this.fail("MissingCRLF", "LF without CR", i)
+        return -2
+      }
+    }
+    return -1
+  }
+
+  /** Parses a signed decimal integer in [from, to); undefined when malformed. */
+  private parseInteger(from: number, to: number): number | bigint | undefined {
+    const buffer = this.buffer
+    let i = from
+    let negative = false
+    if (buffer[i] === 45 /* - */) {
+      negative = true
+      i++
+    } else if (buffer[i] === 43 /* + */) i++
+    if (i >= to) return undefined
+    if (to - i < 16) {
+      let n = 0
+      for (; i < to; i++) {
+        const d = buffer[i]! - 48
+        if (d < 0 || d > 9) return undefined
+        n = n * 10 + d
+      }
+      return negative ? -n : n
+    }
+    for (let j = i; j < to; j++) {
+      const d = buffer[j]! - 48
+      if (d < 0 || d > 9) return undefined
+    }
+    const big = BigInt(latin1.decode(buffer.subarray(from, to)))
+    return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big
+  }
+
+  /**
+   * Parses one element at `position`. Returns the value, `undefined` when an aggregate was
+   * opened (its elements follow), or INCOMPLETE (with `errorAt` set on malformed input).
+   */
+  private parseElement(): Reply | undefined | typeof INCOMPLETE {
+    const buffer = this.buffer
+    const start = this.position
+    const type = buffer[start]!
+    const end = this.lineEnd(start + 1)
+    if (end < 0) return INCOMPLETE
+    const next = end + 2
+    switch (type) {
+      case 43 /* + */:
+        {
+          this.position = next
+          return utf8.decode(buffer.subarray(start + 1, end))
+        }
+      case 45 /* - */:
+        {
+          this.position = next
+          return new ErrorReply(utf8.decode(buffer.subarray(start + 1, end)))
+        }
+      case 58 /* : */:
+        {
+          const n = this.parseInteger(start + 1, end)
+          if (n === undefined) return this.fail("InvalidInteger", "malformed integer", start + 1)
+          this.position = next
+          return n
+        }
+      case 40 /* ( */:
+        {
+          const n = this.parseInteger(start + 1, end)
+          if (n === undefined) return this.fail("InvalidInteger", "malformed big number", start + 1)
+          this.position = next
+          return BigInt(n)
+        }
+      case 44 /* , */:
+        {
+          const text = latin1.decode(buffer.subarray(start + 1, end))
+          const lower = text.toLowerCase()
+          let value: number
+          if (lower === "inf" || lower === "+inf") value = Number.POSITIVE_INFINITY
+          else if (lower === "-inf") value = Number.NEGATIVE_INFINITY
+          else if (lower === "nan" || lower === "-nan") value = Number.NaN
+          else if (/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(text)) value = Number(text)
+          else return this.fail("InvalidDouble", `malformed double ${JSON.stringify(text)}`, start + 1)
+          this.position = next
+          return value
+        }
+      case 35 /* # */:
+        {
+          if (end !== start + 2 || (buffer[start + 1] !== 116 && buffer[start + 1] !== 102)) {
+            return this.fail("InvalidBoolean", "boolean must be #t or #f", start + 1)
+          }
+          this.position = next
+          return buffer[start + 1] === 116
+        }
+      case 95 /* _ */:
+        {
+          if (end !== start + 1) return this.fail("InvalidLength", "null must be an empty line", start + 1)
+          this.position = next
+          return null
+        }
+      case 36 /* $ */:
+      case 33 /* ! */:
+      case 61 /* = */:
+        {
+          const length = this.parseInteger(start + 1, end)
+          if (typeof length !== "number" || length < -1) {
+            return this.fail("InvalidLength", "malformed bulk length", start + 1)
+          }
+          if (length === -1) {
+            if (type !== 36) return this.fail("InvalidLength", "only $ may have length -1", start + 1)
+            this.position = next
+            return null
+          }
+          if (length > this.maxBulkLength) {
+            return this.fail("BulkTooLong", `bulk length ${length} exceeds the limit ${this.maxBulkLength}`, start + 1)
+          }
+          if (next + length + 2 > buffer.length) {
+            // Only worth gathering parts when the payload is larger than a typical chunk.
+            if (length > 65536) this.need = next + length + 2 - start
+            return INCOMPLETE
+          }
+          if (buffer[next + length] !== CR || buffer[next + length + 1] !== LF) {
+            return this.fail("MissingCRLF", "bulk payload not followed by CRLF", next + length)
+          }
+          this.position = next + length + 2
+          const payload = buffer.subarray(next, next + length)
+          if (type === 36) return payload
+          if (type === 33) return new ErrorReply(utf8.decode(payload))
+          if (length < 4 || payload[3] !== 58) {
+            return this.fail("InvalidLength", "verbatim string needs a 3-byte format and ':'", next)
+          }
+          return new VerbatimReply(latin1.decode(payload.subarray(0, 3)), payload.subarray(4))
+        }
+      case 42 /* * */:
+      case 37 /* % */:
+      case 126 /* ~ */:
+      case 62 /* > */:
+      case 124 /* | */:
+        {
+          const count = this.parseInteger(start + 1, end)
+          if (typeof count !== "number" || count < -1) {
+            return this.fail("InvalidLength", "malformed aggregate length", start + 1)
+          }
+          if (count === -1) {
+            if (type !== 42) return this.fail("InvalidLength", "only * may have length -1", start + 1)
+            this.position = next
+            return null
+          }
+          const isPairs = type === 37 || type === 124
+          const elements = isPairs ? count * 2 : count
+          if (count > this.maxAggregateLength) {
+            return this.fail(
+              "AggregateTooLong",
+              `aggregate length ${count} exceeds the limit ${this.maxAggregateLength}`,
+              start + 1
+            )
+          }
+          if (this.stack.length >= this.maxDepth) {
+            return this.fail("TooDeep", `nesting deeper than ${this.maxDepth}`, start)
+          }
+          this.position = next
+          const kind =
+            type === 42
+              ? Kind.Array
+              : type === 37
+                ? Kind.Map
+                : type === 126
+                  ? Kind.Set
+                  : type === 62
+                    ? Kind.Push
+                    : Kind.Attribute
+          if (elements === 0) {
+            const frame: Frame = { kind, items: [], expected: 0 }
+            return this.finish(frame)
+          }
+          this.stack.push({ kind, items: [], expected: elements })
+          return undefined
+        }
+      default:
+        return this.fail(
+          "UnexpectedType",
+          `unexpected type byte 0x${type.toString(16).padStart(2, "0")} (${JSON.stringify(String.fromCharCode(type))})`,
+          start
+        )
+    }
+  }
+}
