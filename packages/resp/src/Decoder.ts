@@ -42,6 +42,20 @@ const latin1 = new TextDecoder("latin1")
 const utf8 = new TextDecoder("utf-8")
 const EMPTY = new Uint8Array(0)
 
+/** Short ASCII lines ("OK", "QUEUED") are built directly: far cheaper than a TextDecoder call. */
+const lineText = (buffer: Uint8Array, from: number, to: number): string => {
+  if (to - from <= 32) {
+    let out = ""
+    for (let i = from; i < to; i++) {
+      const byte = buffer[i]!
+      if (byte >= 0x80) return utf8.decode(buffer.subarray(from, to))
+      out += String.fromCharCode(byte)
+    }
+    return out
+  }
+  return utf8.decode(buffer.subarray(from, to))
+}
+
 /** Signals "the current element is incomplete; wait for more bytes". */
 const INCOMPLETE = Symbol("incomplete")
 
@@ -64,6 +78,8 @@ export class Decoder {
   private stack: Array<Frame> = []
   /** Attributes waiting for the value they describe, per nesting level. */
   private pendingAttributes: Array<MapReply | undefined> = []
+  /** How many entries of `pendingAttributes` are set: lets the hot path skip the lookup. */
+  private attributeCount = 0
   /** While a bulk payload spans chunks: bytes the held element needs in total, and the parts so far. */
   private need = 0
   private parts: Array<Uint8Array> = []
@@ -90,6 +106,7 @@ export class Decoder {
     this.base = 0
     this.stack = []
     this.pendingAttributes = []
+    this.attributeCount = 0
     this.failure = undefined
     this.errorAt = undefined
     this.need = 0
@@ -171,10 +188,13 @@ export class Decoder {
     let value = initial
     for (;;) {
       const level = this.stack.length
-      const attributes = this.pendingAttributes[level]
-      if (attributes !== undefined) {
-        this.pendingAttributes[level] = undefined
-        value = new AttributedReply(attributes, value)
+      if (this.attributeCount > 0) {
+        const attributes = this.pendingAttributes[level]
+        if (attributes !== undefined) {
+          this.pendingAttributes[level] = undefined
+          this.attributeCount--
+          value = new AttributedReply(attributes, value)
+        }
       }
       const top = this.stack[level - 1]
       if (top === undefined) {
@@ -202,6 +222,7 @@ export class Decoder {
         return new PushReply(frame.items)
       case Kind.Attribute:
         this.pendingAttributes[this.stack.length] = new MapReply(frame.items)
+        this.attributeCount++
         return undefined
     }
   }
@@ -268,12 +289,12 @@ export class Decoder {
       case 43 /* + */:
         {
           this.position = next
-          return utf8.decode(buffer.subarray(start + 1, end))
+          return lineText(buffer, start + 1, end)
         }
       case 45 /* - */:
         {
           this.position = next
-          return new ErrorReply(utf8.decode(buffer.subarray(start + 1, end)))
+          return new ErrorReply(lineText(buffer, start + 1, end))
         }
       case 58 /* : */:
         {

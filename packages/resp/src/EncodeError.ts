@@ -1,18 +1,26 @@
 /**
- * The error the encoder throws for an argument it cannot send.
+ * The error the encoder throws for a command it cannot put on the wire.
  *
  * @since 0.1.0
  */
 
 /**
- * An argument that cannot be encoded (NaN, Infinity, an object) or an empty command.
+ * Why a command could not be encoded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EncodeErrorReason = "EmptyCommand" | "NonFiniteNumber" | "InvalidArgument"
+
+/**
+ * Thrown by the encoder; the engine converts it into a typed Effect error.
  *
  * @since 0.1.0
  * @category errors
  */
 export class EncodeError extends Error {
-  readonly reason: "InvalidArgument" | "EmptyCommand"
-  constructor(reason: "InvalidArgument" | "EmptyCommand", message: string) {
+  readonly reason: EncodeErrorReason
+  constructor(reason: EncodeErrorReason, message: string) {
     super(message)
     this.name = "EncodeError"
     this.reason = reason
