@@ -29,7 +29,7 @@ const argumentText = (argument: unknown, index: number): string | Uint8Array => 
       return argument
     case "number":
       if (!Number.isFinite(argument)) {
-        throw new EncodeError("InvalidArgument", `argument ${index} is ${argument}, which cannot be sent`)
+        throw new EncodeError("NonFiniteNumber", `argument ${index} is ${argument}, which cannot be sent`)
       }
       return String(argument)
     case "bigint":
@@ -144,67 +144,3 @@ export const encodeReply = (reply: Reply, protocol: 2 | 3): Uint8Array => {
   pushReply(parts, reply, protocol)
   return Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part) : part)))
 }
-
-import { Buffer } from "node:buffer"
-import { EncodeError } from "./EncodeError.ts"
-
-// Renders a non-binary argument as text, rejecting what RESP cannot carry.
-const argumentText = (arg: unknown, index: number): string => {
-  if (typeof arg === "string") return arg
-  if (typeof arg === "number") {
-    if (!Number.isFinite(arg)) {
-      throw new EncodeError("NonFiniteNumber", `argument ${index} is ${String(arg)}, which has no RESP form`)
-    }
-    return String(arg)
-  }
-  if (typeof arg === "bigint") return arg.toString()
-  throw new EncodeError(
-    "InvalidArgument",
-    `argument ${index} is a ${typeof arg}, expected string, number, bigint or Uint8Array`
-  )
-}
-
-const checkNotEmpty = (command: Command): void => {
-  if (!Array.isArray(command) || command.length === 0) {
-    throw new EncodeError("EmptyCommand", "a command needs at least its name")
-  }
-}
-
-/**
- * Encodes a batch of commands into one buffer. All-text batches take one string build and one
- * UTF-8 write; binary arguments are copied through unchanged.
- *
- * @since 0.1.0
- * @category encoding
- */
-export const encodeCommands = (commands: ReadonlyArray<Command>): Uint8Array => {
-  let text = ""
-  let binary: Array<Uint8Array> | undefined
-  for (const command of commands) {
-    checkNotEmpty(command)
-    text += `*${command.length}\r\n`
-    for (let i = 0; i < command.length; i++) {
-      const arg = command[i]
-      if (arg instanceof Uint8Array) {
-        // Flush the text so far and keep the bytes as they are.
-        binary ??= []
-        binary.push(Buffer.from(`${text}$${arg.length}\r\n`, "utf8"), arg)
-        text = "\r\n"
-      } else {
-        const s = argumentText(arg, i)
-        text += `$${Buffer.byteLength(s, "utf8")}\r\n${s}\r\n`
-      }
-    }
-  }
-  if (binary === undefined) return Buffer.from(text, "utf8")
-  binary.push(Buffer.from(text, "utf8"))
-  return Buffer.concat(binary)
-}
-
-/**
- * Encodes one command.
- *
- * @since 0.1.0
- * @category encoding
- */
-export const encodeCommand = (command: Command): Uint8Array => encodeCommands([command])
