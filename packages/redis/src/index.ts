@@ -4,3 +4,7 @@
 
 /** @since 0.1.0 */
 export * as HashSlot from "./HashSlot.ts"
+/** @since 0.1.0 */
+export * as RedisConnection from "./RedisConnection.ts"
+/** @since 0.1.0 */
+export * as RedisError from "./RedisError.ts"
