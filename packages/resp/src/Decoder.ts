@@ -196,11 +196,12 @@ export class Decoder {
           value = new AttributedReply(attributes, value)
         }
       }
-      const top = this.stack[level - 1]
-      if (top === undefined) {
+      // Never read stack[-1]: an out-of-range index falls off V8's fast element path.
+      if (level === 0) {
         this.onReply(value)
         return
       }
+      const top = this.stack[level - 1]!
       top.items.push(value)
       if (top.items.length < top.expected) return
       this.stack.pop()
