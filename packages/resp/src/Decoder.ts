@@ -279,10 +279,51 @@ export class Decoder {
    * Parses one element at `position`. Returns the value, `undefined` when an aggregate was
    * opened (its elements follow), or INCOMPLETE (with `errorAt` set on malformed input).
    */
+  /**
+   * Fast path for the most common lines: an optional '-', at most 15 digits, CRLF. Reads the
+   * number in the same pass that finds the line end and sets `scanNext` past the CRLF.
+   * Anything else returns undefined and takes the general path (which reports errors).
+   */
+  private scanNext = 0
+  private scanInteger(from: number): number | undefined {
+    const buffer = this.buffer
+    let i = from
+    const negative = buffer[i] === 45
+    if (negative) i++
+    const digits = i
+    let n = 0
+    for (; i < buffer.length; i++) {
+      const d = buffer[i]! - 48
+      if (d < 0 || d > 9) break
+      n = n * 10 + d
+    }
+    if (i === digits || i - digits > 15 || i + 1 >= buffer.length || buffer[i] !== CR || buffer[i + 1] !== LF) {
+      return undefined
+    }
+    this.scanNext = i + 2
+    return negative ? -n : n
+  }
+
   private parseElement(): Reply | undefined | typeof INCOMPLETE {
     const buffer = this.buffer
     const start = this.position
     const type = buffer[start]!
+    if (type === 58 /* : */) {
+      const n = this.scanInteger(start + 1)
+      if (n !== undefined) {
+        this.position = this.scanNext
+        return n
+      }
+    } else if (type === 36 /* $ */) {
+      const length = this.scanInteger(start + 1)
+      if (length !== undefined && length >= 0 && length <= this.maxBulkLength) {
+        const next = this.scanNext
+        if (next + length + 2 <= buffer.length && buffer[next + length] === CR && buffer[next + length + 1] === LF) {
+          this.position = next + length + 2
+          return buffer.subarray(next, next + length)
+        }
+      }
+    }
     const end = this.lineEnd(start + 1)
     if (end < 0) return INCOMPLETE
     const next = end + 2
