@@ -314,6 +314,13 @@ export class Decoder {
         this.position = this.scanNext
         return n
       }
+    } else if (type === 42 /* * */) {
+      const count = this.scanInteger(start + 1)
+      if (count !== undefined && count > 0 && count <= this.maxAggregateLength && this.stack.length < this.maxDepth) {
+        this.position = this.scanNext
+        this.stack.push({ kind: Kind.Array, items: [], expected: count })
+        return undefined
+      }
     } else if (type === 36 /* $ */) {
       const length = this.scanInteger(start + 1)
       if (length !== undefined && length >= 0 && length <= this.maxBulkLength) {
