@@ -231,7 +231,10 @@ export class Decoder {
   /** Finds the CRLF ending the line that starts at `from`; -1 when not yet received. */
   private lineEnd(from: number): number {
     const buffer = this.buffer
-    for (let i = from; i < buffer.length; i++) {
+    // A line (simple string, error, length) is bounded like a bulk, so a peer that never sends
+    // CRLF cannot make the decoder hold unbounded memory.
+    const limit = Math.min(buffer.length, from + this.maxBulkLength + 1)
+    for (let i = from; i < limit; i++) {
       if (buffer[i] === CR) {
         if (i + 1 >= buffer.length) return -1
         if (buffer[i + 1] !== LF) {
@@ -244,6 +247,10 @@ export class Decoder {
         this.fail("MissingCRLF", "LF without CR", i)
         return -2
       }
+    }
+    if (limit < buffer.length || buffer.length - from > this.maxBulkLength) {
+      this.fail("LineTooLong", `line longer than the limit ${this.maxBulkLength} without CRLF`, from)
+      return -2
     }
     return -1
   }

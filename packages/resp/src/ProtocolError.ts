@@ -18,6 +18,7 @@ export type ProtocolErrorReason =
   | "InvalidBoolean"
   | "MissingCRLF"
   | "BulkTooLong"
+  | "LineTooLong"
   | "AggregateTooLong"
   | "TooDeep"
 

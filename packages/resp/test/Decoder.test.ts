@@ -215,6 +215,11 @@ describe("Decoder", () => {
     assert.strictEqual(decodeChunks([bytes("*11\r\n")], { maxAggregateLength: 10 }).error?.reason, "AggregateTooLong")
     assert.strictEqual(decodeChunks([bytes("*1\r\n".repeat(5))], { maxDepth: 4 }).error?.reason, "TooDeep")
     assert.isUndefined(decodeChunks([bytes("*1\r\n".repeat(4) + ":1\r\n")], { maxDepth: 4 }).error)
+    // A line that never ends is refused once it passes the limit, also when it arrives in pieces.
+    const endless = decodeChunks([bytes("+aaaaaa"), bytes("aaaaaa")], { maxBulkLength: 10 })
+    assert.strictEqual(endless.error?.reason, "LineTooLong")
+    assert.strictEqual(endless.error?.offset, 1)
+    assert.isUndefined(decodeChunks([bytes("+aaaaaaaaaa\r\n")], { maxBulkLength: 10 }).error)
   })
 
   it("never throws on random garbage", () => {
