@@ -1,4 +1,6 @@
 /**
  * @since 0.1.0
  */
-export {}
+
+/** @since 0.1.0 */
+export * as Cypher from "./Cypher.ts"
