@@ -211,8 +211,11 @@ export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
         return "arguments must be strings, numbers, bigints or Uint8Arrays"
       case "NotMultiplexable":
         return "run this command through withExclusive"
-      default:
-        return "see the message"
+      default: {
+        // Exhaustive: a new reason without a hint is a type error here, not a silent fallback.
+        const unhandled: never = this.reason
+        return unhandled
+      }
     }
   }
 }
