@@ -7,11 +7,16 @@
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
+import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import type { RedisError } from "./RedisError.ts"
+import * as Client from "./internal/Client.ts"
+import { RedisConfigError, type RedisError } from "./RedisError.ts"
+import * as RedisOptions from "./RedisOptions.ts"
 
 /**
  * Per-call options.
@@ -129,3 +134,181 @@ export class RedisConnection extends Context.Service<
     ) => Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>>
   }
 >()("@effect-falkordb/redis/RedisConnection") {}
+
+/**
+ * Options of a multiplexed client: `connections` engines ("FullDuplexPipes"), each with
+ * its own socket and its own window of `window` commands.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MultiplexedOptions extends RedisOptions.RedisOptions {
+  /** Engines (sockets). Default 1. */
+  readonly connections?: number | undefined
+  /**
+   * How commands are spread over several engines. `"spread"`: the least loaded engine;
+   * order holds only for awaited calls. Must be stated when `connections > 1`.
+   */
+  readonly routing?: "spread" | "key" | undefined
+}
+
+/**
+ * Options of a pooled client.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PooledOptions extends RedisOptions.RedisOptions {
+  /** Connections in the pool. Default 8. */
+  readonly size?: number | undefined
+}
+
+const MAX_CONNECTIONS = 1024
+
+const checkCount = (field: string, value: number | undefined, fallback: number) => {
+  if (value === undefined) return Effect.succeed(fallback)
+  if (!Number.isSafeInteger(value) || value < 1) {
+    return Effect.fail(new RedisConfigError({ field, message: `${field} must be an integer >= 1 (got ${value})` }))
+  }
+  if (value > MAX_CONNECTIONS) {
+    return Effect.fail(
+      new RedisConfigError({
+        field,
+        message: `${field} of ${value} is more than ${MAX_CONNECTIONS} sockets; lower it (a few sockets carry a lot when multiplexed)`
+      })
+    )
+  }
+  return Effect.succeed(value)
+}
+
+/**
+ * One connection; every command is pipelined in order over one socket.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeSingle = Effect.fn("RedisConnection.makeSingle")(function* (options: RedisOptions.RedisOptions) {
+  const resolved = yield* RedisOptions.resolve(options)
+  const { service } = yield* Client.makeSingle(resolved)
+  return service
+})
+
+/**
+ * Several multiplexed engines.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMultiplexed = Effect.fn("RedisConnection.makeMultiplexed")(function* (options: MultiplexedOptions) {
+  const resolved = yield* RedisOptions.resolve(options)
+  const connections = yield* checkCount("connections", options.connections, 1)
+  const routing = options.routing
+  if (routing !== undefined && routing !== "spread" && routing !== "key") {
+    return yield* new RedisConfigError({
+      field: "routing",
+      message: `routing must be "spread" or "key" (got "${String(routing)}")`
+    })
+  }
+  if (connections > 1 && routing === undefined) {
+    return yield* new RedisConfigError({
+      field: "routing",
+      message: `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
+    })
+  }
+  const { service } = yield* Client.makeMultiplexed(resolved, connections, routing ?? "spread")
+  return service
+})
+
+/**
+ * A pool of connections; each call borrows one exclusively.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makePooled = Effect.fn("RedisConnection.makePooled")(function* (options: PooledOptions) {
+  const size = yield* checkCount("size", options.size, 8)
+  if (options.window !== undefined) {
+    return yield* new RedisConfigError({
+      field: "window",
+      message: "window does not apply to a pooled client (each call holds a connection for itself); drop it"
+    })
+  }
+  const resolved = yield* RedisOptions.resolve(options)
+  const { service } = yield* Client.makePooled(resolved, size)
+  return service
+})
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSingle = (options: RedisOptions.RedisOptions): Layer.Layer<RedisConnection, RedisError> =>
+  Layer.effect(RedisConnection, makeSingle(options))
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMultiplexed = (options: MultiplexedOptions): Layer.Layer<RedisConnection, RedisError> =>
+  Layer.effect(RedisConnection, makeMultiplexed(options))
+
+/**
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPooled = (options: PooledOptions): Layer.Layer<RedisConnection, RedisError> =>
+  Layer.effect(RedisConnection, makePooled(options))
+
+/**
+ * What `layerConfig` reads. Durations are `Duration`s (e.g. `Config.Duration("TIMEOUT")`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConfigOptions {
+  readonly strategy?: "single" | "pooled" | "multiplexed" | undefined
+  readonly url?: string | undefined
+  readonly username?: string | undefined
+  readonly password?: Redacted.Redacted<string> | undefined
+  readonly database?: number | undefined
+  readonly protocol?: 2 | 3 | undefined
+  readonly clientName?: string | undefined
+  readonly connectTimeout?: Duration.Duration | undefined
+  readonly commandTimeout?: Duration.Duration | undefined
+  readonly window?: number | undefined
+  readonly size?: number | undefined
+  readonly connections?: number | undefined
+  readonly routing?: "spread" | "key" | undefined
+}
+
+/**
+ * A client whose options come from `Config`, e.g.
+ * `layerConfig({ url: Config.String("REDIS_URL"), password: Config.Redacted("REDIS_PASSWORD") })`.
+ * The strategy defaults to `"multiplexed"`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Wrap<ConfigOptions>
+): Layer.Layer<RedisConnection, RedisError | Config.ConfigError> =>
+  Layer.effect(
+    RedisConnection,
+    Effect.flatMap(Config.unwrap(config), (options) => {
+      switch (options.strategy ?? "multiplexed") {
+        case "single":
+          return makeSingle(options)
+        case "pooled":
+          return makePooled(options)
+        case "multiplexed":
+          return makeMultiplexed(options)
+        default:
+          return Effect.fail(
+            new RedisConfigError({
+              field: "strategy",
+              message: `strategy must be "single", "pooled" or "multiplexed" (got "${String(options.strategy)}")`
+            })
+          )
+      }
+    })
+  )

@@ -1,0 +1,301 @@
+/**
+ * Options of a connection, the URL forms they can be given in, and their validation.
+ * Everything is checked once, when a client is built: an invalid combination fails with a
+ * `RedisConfigError` that names the option and says what to change. Nothing is coerced.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import type * as Tls from "node:tls"
+import { RedisConfigError } from "./RedisError.ts"
+
+/**
+ * How to reach the server and how to behave on the connection. Explicit fields win over
+ * the parts of `url`.
+ *
+ * URL forms: `redis://[user[:password]@]host[:port][/db]`, `rediss://…` (TLS),
+ * `falkor://…` and `falkors://…` (the same, FalkorDB's spelling), `unix:///path/to.sock`
+ * and `redis+unix:///path/to.sock`, both with `?db=N&password=…&user=…`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RedisOptions {
+  readonly url?: string | undefined
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  /** A unix socket path; replaces host and port. */
+  readonly path?: string | undefined
+  /** `true` for TLS with default settings, or `node:tls` connect options. */
+  readonly tls?: boolean | Tls.ConnectionOptions | undefined
+  readonly username?: string | undefined
+  readonly password?: Redacted.Redacted<string> | string | undefined
+  /** Database index for `SELECT`, 0 by default. */
+  readonly database?: number | undefined
+  /** RESP protocol: 2 (default) or 3 (sends `HELLO 3`). */
+  readonly protocol?: 2 | 3 | undefined
+  /** Sent as `CLIENT SETNAME` during the handshake. */
+  readonly clientName?: string | undefined
+  /** Budget for TCP connect + TLS + handshake. Default 10 seconds. */
+  readonly connectTimeout?: Duration.Input | undefined
+  /**
+   * Default per-command timeout, counted from the call (window wait included) to the
+   * reply. Default 5 seconds; `"Infinity"` waits forever.
+   */
+  readonly commandTimeout?: Duration.Input | undefined
+  /**
+   * While disconnected: `"queue"` (default) keeps unwritten commands for the next
+   * connection, each bounded by its timeout; `"failFast"` fails them with `RedisOffline`.
+   */
+  readonly offlineQueue?: "queue" | "failFast" | undefined
+  /** Reconnect backoff: `min(maxDelay, baseDelay · 2^attempt)` plus up to 20% jitter. */
+  readonly reconnect?:
+    | {
+        readonly baseDelay?: Duration.Input | undefined
+        readonly maxDelay?: Duration.Input | undefined
+      }
+    | undefined
+  /** How long closing waits for replies still owed before it fails them. Default 5 seconds. */
+  readonly closeTimeout?: Duration.Input | undefined
+  /**
+   * Commands allowed queued + in flight per connection (the FullDuplexWindow). Default 65536.
+   * A full window suspends callers; it bounds memory.
+   */
+  readonly window?: number | undefined
+  /** Largest bulk reply accepted, in bytes. Default 512 MiB (the Redis limit). */
+  readonly maxReplyBytes?: number | undefined
+}
+
+/**
+ * Options after URL parsing, defaults and validation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResolvedOptions {
+  readonly address:
+    | { readonly _tag: "Tcp"; readonly host: string; readonly port: number }
+    | { readonly _tag: "Unix"; readonly path: string }
+  readonly tls: Tls.ConnectionOptions | undefined
+  readonly username: string | undefined
+  readonly password: Redacted.Redacted<string> | undefined
+  readonly database: number
+  readonly protocol: 2 | 3
+  readonly clientName: string | undefined
+  readonly connectTimeout: number
+  readonly commandTimeout: number
+  readonly offlineQueue: "queue" | "failFast"
+  readonly reconnectBaseDelay: number
+  readonly reconnectMaxDelay: number
+  readonly closeTimeout: number
+  readonly window: number
+  readonly maxReplyBytes: number
+  /** `host:port/db` or `unix:path/db`: the stable name of the server. */
+  readonly target: string
+}
+
+/**
+ * The default FullDuplexWindow.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DEFAULT_WINDOW = 65536
+
+const fail = (field: string, message: string) => Effect.fail(new RedisConfigError({ field, message }))
+
+interface UrlParts {
+  host?: string
+  port?: number
+  path?: string
+  tls?: boolean
+  username?: string
+  password?: string
+  database?: number
+}
+
+const parseDatabase = (text: string, url: string): number | RedisConfigError => {
+  const database = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(database)) {
+    return new RedisConfigError({
+      field: "url",
+      message: `database in "${redactUrl(url)}" must be a non-negative integer, got "${text}"`
+    })
+  }
+  return database
+}
+
+/** Hides the password of a URL before it goes into an error message. */
+const redactUrl = (url: string): string => url.replace(/\/\/([^:@/]*):([^@/]*)@/, "//$1:<redacted>@")
+
+/**
+ * Parses a connection URL. The password never appears in error messages.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisConfigError> =>
+  Effect.suspend(() => {
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      return fail("url", `"${redactUrl(url)}" is not a URL; expected e.g. redis://127.0.0.1:6379/0`)
+    }
+    const scheme = parsed.protocol.slice(0, -1)
+    const parts: UrlParts = {}
+    if (parsed.username !== "") parts.username = decodeURIComponent(parsed.username)
+    if (parsed.password !== "") parts.password = decodeURIComponent(parsed.password)
+    const query = parsed.searchParams
+    if (query.has("password")) parts.password = query.get("password") ?? ""
+    if (query.has("user")) parts.username = query.get("user") ?? ""
+    if (query.has("username")) parts.username = query.get("username") ?? ""
+    switch (scheme) {
+      case "redis":
+      case "rediss":
+      case "falkor":
+      case "falkors": {
+        parts.tls = scheme === "rediss" || scheme === "falkors"
+        if (parsed.hostname === "") return fail("url", `"${redactUrl(url)}" has no host`)
+        parts.host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname
+        if (parsed.port !== "") parts.port = Number(parsed.port)
+        const path = parsed.pathname.replace(/^\//, "")
+        if (path !== "") {
+          const database = parseDatabase(path, url)
+          if (database instanceof RedisConfigError) return Effect.fail(database)
+          parts.database = database
+        }
+        break
+      }
+      case "unix":
+      case "redis+unix": {
+        const path = decodeURIComponent(parsed.pathname)
+        if (path === "" || path === "/") return fail("url", `"${redactUrl(url)}" has no socket path`)
+        parts.path = path
+        break
+      }
+      default:
+        return fail(
+          "url",
+          `unsupported scheme "${scheme}:" in "${redactUrl(url)}"; use redis://, rediss://, falkor://, falkors://, unix:// or redis+unix://`
+        )
+    }
+    const db = query.get("db")
+    if (db !== null) {
+      const database = parseDatabase(db, url)
+      if (database instanceof RedisConfigError) return Effect.fail(database)
+      parts.database = database
+    }
+    return Effect.succeed(parts)
+  })
+
+const durationMillis = (
+  field: string,
+  input: Duration.Input | undefined,
+  fallback: number,
+  allowInfinity: boolean
+): Effect.Effect<number, RedisConfigError> => {
+  if (input === undefined) return Effect.succeed(fallback)
+  const decoded = Duration.fromInput(input)
+  if (decoded._tag === "None") return fail(field, `${field} is not a duration: ${String(input)}`)
+  const millis = Duration.toMillis(decoded.value)
+  if (millis === Number.POSITIVE_INFINITY && !allowInfinity) return fail(field, `${field} must be finite`)
+  if (!(millis > 0)) return fail(field, `${field} must be > 0 (got ${millis} ms)`)
+  return Effect.succeed(millis)
+}
+
+const positiveInteger = (
+  field: string,
+  value: number | undefined,
+  fallback: number
+): Effect.Effect<number, RedisConfigError> => {
+  if (value === undefined) return Effect.succeed(fallback)
+  if (!Number.isSafeInteger(value) || value < 1) return fail(field, `${field} must be an integer >= 1 (got ${value})`)
+  return Effect.succeed(value)
+}
+
+/**
+ * Applies the URL, the defaults and validation.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
+  const fromUrl: UrlParts = options.url === undefined ? {} : yield* parseUrl(options.url)
+  const path = options.path ?? (options.host === undefined && options.port === undefined ? fromUrl.path : undefined)
+  const host = options.host ?? fromUrl.host ?? "127.0.0.1"
+  const port = options.port ?? fromUrl.port ?? 6379
+  if (path === undefined && (!Number.isInteger(port) || port < 1 || port > 65535)) {
+    return yield* fail("port", `port must be an integer in 1..65535 (got ${port})`)
+  }
+  if (path !== undefined && options.tls !== undefined && options.tls !== false) {
+    return yield* fail("tls", "TLS over a unix socket is not supported; drop tls or connect over TCP")
+  }
+  const tlsOption = options.tls ?? fromUrl.tls ?? false
+  const tls: Tls.ConnectionOptions | undefined =
+    tlsOption === false ? undefined : tlsOption === true ? { servername: host } : { servername: host, ...tlsOption }
+  const database = options.database ?? fromUrl.database ?? 0
+  if (!Number.isSafeInteger(database) || database < 0) {
+    return yield* fail("database", `database must be a non-negative integer (got ${database})`)
+  }
+  const protocol = options.protocol ?? 2
+  if (protocol !== 2 && protocol !== 3) {
+    return yield* fail("protocol", `protocol must be 2 or 3 (got ${String(protocol)})`)
+  }
+  const password =
+    options.password !== undefined
+      ? Redacted.isRedacted(options.password)
+        ? options.password
+        : Redacted.make(options.password)
+      : fromUrl.password !== undefined
+        ? Redacted.make(fromUrl.password)
+        : undefined
+  const username = options.username ?? fromUrl.username
+  if (username !== undefined && password === undefined) {
+    return yield* fail("password", `username "${username}" is set but no password; AUTH needs both (ACL users)`)
+  }
+  if (options.clientName !== undefined && /\s/.test(options.clientName)) {
+    return yield* fail("clientName", `clientName cannot contain spaces or newlines (got "${options.clientName}")`)
+  }
+  const offlineQueue = options.offlineQueue ?? "queue"
+  if (offlineQueue !== "queue" && offlineQueue !== "failFast") {
+    return yield* fail("offlineQueue", `offlineQueue must be "queue" or "failFast" (got "${String(offlineQueue)}")`)
+  }
+  const connectTimeout = yield* durationMillis("connectTimeout", options.connectTimeout, 10_000, false)
+  const commandTimeout = yield* durationMillis("commandTimeout", options.commandTimeout, 5_000, true)
+  const reconnectBaseDelay = yield* durationMillis("reconnect.baseDelay", options.reconnect?.baseDelay, 50, false)
+  const reconnectMaxDelay = yield* durationMillis("reconnect.maxDelay", options.reconnect?.maxDelay, 2_000, false)
+  if (reconnectMaxDelay < reconnectBaseDelay) {
+    return yield* fail(
+      "reconnect.maxDelay",
+      `reconnect.maxDelay (${reconnectMaxDelay} ms) must be >= reconnect.baseDelay (${reconnectBaseDelay} ms)`
+    )
+  }
+  const closeTimeout = yield* durationMillis("closeTimeout", options.closeTimeout, 5_000, false)
+  const window = yield* positiveInteger("window", options.window, DEFAULT_WINDOW)
+  const maxReplyBytes = yield* positiveInteger("maxReplyBytes", options.maxReplyBytes, 512 * 1024 * 1024)
+  const address =
+    path !== undefined ? { _tag: "Unix" as const, path } : { _tag: "Tcp" as const, host, port: port as number }
+  const target = address._tag === "Unix" ? `unix:${address.path}/${database}` : `${host}:${port}/${database}`
+  const resolved: ResolvedOptions = {
+    address,
+    tls,
+    username,
+    password,
+    database,
+    protocol,
+    clientName: options.clientName,
+    connectTimeout,
+    commandTimeout,
+    offlineQueue,
+    reconnectBaseDelay,
+    reconnectMaxDelay,
+    closeTimeout,
+    window,
+    maxReplyBytes,
+    target
+  }
+  return resolved
+})

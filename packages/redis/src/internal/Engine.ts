@@ -1,0 +1,659 @@
+/**
+ * One multiplexed socket ("engine"), ARCHITECTURE §4.1.
+ *
+ * - Callers admit a request through the FullDuplexWindow and offer it to the engine's
+ *   queue (synchronously, no fiber per command).
+ * - The writer fiber takes everything queued, skips abandoned requests, pushes the rest
+ *   onto the in-flight FIFO and writes them as ONE buffer; it honours `drain`.
+ * - The reader runs in the socket's data callback: the decoder is fed synchronously and
+ *   each reply completes the oldest in-flight request's Deferred with `doneUnsafe`, then
+ *   returns its permits. No Effect is run per reply, and the reader never waits on the
+ *   writer, the window or user code (so huge values cannot deadlock TCP).
+ * - The supervisor fiber connects, handshakes before any user command, waits for the
+ *   connection to end, fails what was written with `written: true`, and reconnects with
+ *   capped exponential backoff and jitter.
+ * - Timeouts are swept by one timer per engine, not one timer per command: an expired
+ *   request's Deferred is failed, but it stays in the FIFO so its late reply is consumed in
+ *   position and only then returns its permit.
+ *
+ * @internal
+ */
+import { Decoder } from "@effect-falkordb/resp/Decoder"
+import { type Command, encodeCommands } from "@effect-falkordb/resp/Encoder"
+import { ErrorReply, PushReply, type Reply } from "@effect-falkordb/resp/Reply"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import { FullDuplexWindow } from "../FullDuplexWindow.ts"
+import {
+  RedisClosed,
+  RedisCommandError,
+  RedisConnectionLost,
+  type RedisError,
+  RedisOffline,
+  RedisProtocolError,
+  RedisReplyError,
+  RedisTimeout
+} from "../RedisError.ts"
+import type { ResolvedOptions } from "../RedisOptions.ts"
+import { RingBuffer } from "./RingBuffer.ts"
+
+const QUEUED = 0
+const WRITTEN = 1
+const SETTLED = 2
+const ABANDONED = 3
+
+const textDecoder = new TextDecoder()
+
+/** The command name for messages: `GET`, `GRAPH.QUERY`. */
+export const commandName = (command: Command): string => {
+  const name = command[0]
+  return (
+    typeof name === "string" ? name : name instanceof Uint8Array ? textDecoder.decode(name) : String(name)
+  ).toUpperCase()
+}
+
+/** Checks arguments before admission, so an encoding failure never reaches the writer. */
+export const validateCommand = (command: Command, index?: number): RedisCommandError | undefined => {
+  const where = index === undefined ? "" : ` (command ${index} of the batch)`
+  if (!Array.isArray(command) || command.length === 0) {
+    return new RedisCommandError({ reason: "InvalidArgument", message: `a command needs at least its name${where}` })
+  }
+  for (let i = 0; i < command.length; i++) {
+    const argument: unknown = command[i]
+    switch (typeof argument) {
+      case "string":
+      case "bigint":
+        continue
+      case "number":
+        if (Number.isFinite(argument)) continue
+        return new RedisCommandError({
+          reason: "InvalidArgument",
+          message: `argument ${i} of ${commandName(command)} is ${argument}, which cannot be sent${where}`
+        })
+      default:
+        if (argument instanceof Uint8Array) continue
+        return new RedisCommandError({
+          reason: "InvalidArgument",
+          message: `argument ${i} of ${commandName(command)} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array${where}`
+        })
+    }
+  }
+  return undefined
+}
+
+/**
+ * A command (or a contiguous batch) on its way.
+ *
+ * @internal
+ */
+export class Request {
+  state = QUEUED
+  replies: Array<Reply> | undefined = undefined
+  deadline = 0
+  readonly deferred: Deferred.Deferred<any, RedisError> = Deferred.makeUnsafe()
+  commands: ReadonlyArray<Command>
+  /** Batches resolve to all their replies, error replies included as values. */
+  readonly batch: boolean
+  /** Window permits held (0 for the handshake). */
+  readonly permits: number
+  readonly timeout: number
+  constructor(commands: ReadonlyArray<Command>, batch: boolean, permits: number, timeout: number) {
+    this.commands = commands
+    this.batch = batch
+    this.permits = permits
+    this.timeout = timeout
+  }
+  get written(): boolean {
+    return this.state === WRITTEN || this.state === SETTLED
+  }
+}
+
+class Connection {
+  readonly inflight = new RingBuffer<Request>()
+  readonly decoder: Decoder
+  readonly closed: Deferred.Deferred<void> = Deferred.makeUnsafe()
+  dead = false
+  failure: RedisError | undefined = undefined
+  replies = 0
+  private drainWaiter: (() => void) | undefined = undefined
+
+  readonly socket: Net.Socket
+  readonly engine: Engine
+
+  constructor(socket: Net.Socket, engine: Engine) {
+    this.socket = socket
+    this.engine = engine
+    this.decoder = new Decoder((reply) => this.onReply(reply), { maxBulkLength: engine.options.maxReplyBytes })
+    socket.on("data", (chunk: Buffer) => {
+      if (this.dead) return
+      const error = this.decoder.feed(chunk)
+      if (error !== undefined) {
+        this.fatal(
+          new RedisProtocolError({
+            message: `malformed reply from ${engine.options.target}: ${error.message}`,
+            offset: error.offset,
+            cause: error
+          })
+        )
+      }
+    })
+    socket.on("drain", () => this.wakeDrain())
+    socket.on("error", (cause) => {
+      if (this.failure === undefined) {
+        this.failure = new RedisConnectionLost({
+          written: true,
+          message: `connection to ${engine.options.target} failed: ${cause.message}`,
+          cause
+        })
+      }
+    })
+    socket.on("close", () => this.onClose())
+  }
+
+  private onReply(reply: Reply): void {
+    if (this.dead) return
+    // RESP3 out-of-band pushes (invalidation, pub/sub) never match a request.
+    if (reply instanceof PushReply) return
+    const request = this.inflight.peek()
+    if (request === undefined) {
+      this.fatal(
+        new RedisProtocolError({
+          message: `${this.engine.options.target} sent a reply no command was waiting for; the connection was reset`
+        })
+      )
+      return
+    }
+    this.replies++
+    if (request.commands.length === 1) {
+      this.inflight.shift()
+      this.engine.settle(request, reply)
+      return
+    }
+    const replies = request.replies ?? (request.replies = [])
+    replies.push(reply)
+    if (replies.length === request.commands.length) {
+      this.inflight.shift()
+      this.engine.settle(request, reply)
+    }
+  }
+
+  /** Tears the connection down; everything in flight fails with `failure`. */
+  fatal(failure: RedisError): void {
+    if (this.dead) return
+    this.failure = failure
+    this.dead = true
+    this.socket.destroy()
+  }
+
+  /** Writes one buffer; true when the socket asks us to wait for `drain`. */
+  write(bytes: Uint8Array): boolean {
+    return !this.socket.write(bytes)
+  }
+
+  readonly awaitDrain: Effect.Effect<void> = Effect.callback<void>((resume) => {
+    if (this.dead || !this.socket.writableNeedDrain) return resume(Effect.void)
+    this.drainWaiter = () => resume(Effect.void)
+  })
+
+  private wakeDrain(): void {
+    const waiter = this.drainWaiter
+    this.drainWaiter = undefined
+    waiter?.()
+  }
+
+  private onClose(): void {
+    this.dead = true
+    this.wakeDrain()
+    const failure =
+      this.failure ??
+      new RedisConnectionLost({
+        written: true,
+        message: `connection to ${this.engine.options.target} closed by the server`
+      })
+    for (const request of this.inflight.drain()) this.engine.fail(request, failure)
+    Deferred.doneUnsafe(this.closed, Exit.void)
+  }
+}
+
+/** Adds the human hint for the common connect failures. */
+const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): string => {
+  switch (cause.code) {
+    case "ECONNREFUSED":
+      return " (nothing listens there: is the server running, and is the port right?)"
+    case "ENOENT":
+      return " (no such unix socket)"
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return " (the host name does not resolve)"
+    case "ERR_SSL_WRONG_VERSION_NUMBER":
+    case "ERR_SSL_PACKET_LENGTH_TOO_LONG":
+      return " (the server does not speak TLS here: use redis:// instead of rediss://)"
+    default:
+      return options.tls !== undefined ? " (TLS handshake failed)" : ""
+  }
+}
+
+const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisOffline> =>
+  Effect.callback<Net.Socket, RedisOffline>((resume) => {
+    const address = options.address
+    const socket =
+      options.tls !== undefined && address._tag === "Tcp"
+        ? Tls.connect({ host: address.host, port: address.port, ...options.tls })
+        : address._tag === "Tcp"
+          ? Net.connect({ host: address.host, port: address.port })
+          : Net.connect({ path: address.path })
+    const settle = (result: Effect.Effect<Net.Socket, RedisOffline>) => {
+      clearTimeout(timer)
+      socket.removeListener("error", onError)
+      resume(result)
+    }
+    const onError = (cause: NodeJS.ErrnoException) => {
+      socket.destroy()
+      settle(
+        Effect.fail(
+          new RedisOffline({
+            message: `could not connect to ${options.target}: ${cause.message}${connectHint(options, cause)}`,
+            cause
+          })
+        )
+      )
+    }
+    const timer = setTimeout(() => {
+      socket.destroy()
+      settle(
+        Effect.fail(
+          new RedisOffline({
+            message: `could not connect to ${options.target} within ${options.connectTimeout} ms (connectTimeout)`
+          })
+        )
+      )
+    }, options.connectTimeout)
+    socket.once("error", onError)
+    socket.once(options.tls !== undefined ? "secureConnect" : "connect", () => {
+      socket.setNoDelay(true)
+      socket.setKeepAlive(true, 30_000)
+      settle(Effect.succeed(socket))
+    })
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      socket.destroy()
+    })
+  })
+
+/** The handshake commands, in the order they are sent. */
+const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
+  const commands: Array<Command> = []
+  const password = options.password === undefined ? undefined : Redacted.value(options.password)
+  if (options.protocol === 3) {
+    const hello: Array<string> = ["HELLO", "3"]
+    if (password !== undefined) hello.push("AUTH", options.username ?? "default", password)
+    commands.push(hello)
+  } else if (password !== undefined) {
+    commands.push(options.username === undefined ? ["AUTH", password] : ["AUTH", options.username, password])
+  }
+  if (options.database !== 0) commands.push(["SELECT", options.database])
+  if (options.clientName !== undefined) commands.push(["CLIENT", "SETNAME", options.clientName])
+  // Always at least one round trip: a peer that is not Redis (or expects TLS) is caught here.
+  if (commands.length === 0) commands.push(["PING"])
+  return commands
+}
+
+/**
+ * @internal
+ */
+export class Engine {
+  readonly window: FullDuplexWindow
+  private readonly queue: Queue.Queue<Request>
+  private carry: Array<Request> = []
+  private connection: Connection | undefined = undefined
+  private ready: Deferred.Deferred<void> = Deferred.makeUnsafe()
+  closing = false
+  /** Why the last connect attempt failed, for the messages of commands that never got out. */
+  lastError: RedisError | undefined = undefined
+  /** Successful connects, the first one included. */
+  connects = 0
+  private readonly defaultDeadlines = new RingBuffer<Request>()
+  private readonly customDeadlines = new Set<Request>()
+  private sweeper: ReturnType<typeof setInterval> | undefined = undefined
+
+  readonly options: ResolvedOptions
+
+  constructor(options: ResolvedOptions, queue: Queue.Queue<Request>) {
+    this.options = options
+    this.window = new FullDuplexWindow(options.window)
+    this.queue = queue
+  }
+
+  get online(): boolean {
+    return this.connection !== undefined && !this.connection.dead
+  }
+
+  // ---------------------------------------------------------------------------
+  // admission
+
+  private refusal(): RedisError | undefined {
+    if (this.closing) {
+      return new RedisClosed({ message: `the client of ${this.options.target} is closed` })
+    }
+    if (this.options.offlineQueue === "failFast" && !this.online) return this.offline()
+    return undefined
+  }
+
+  private offline(): RedisOffline {
+    const cause = this.lastError
+    return new RedisOffline({
+      message: `${this.options.target} is not connected${cause === undefined ? "" : `: ${cause.message}`}`,
+      cause
+    })
+  }
+
+  /** Admits a request: window permits, then the queue. Fails only with a refusal or a timeout. */
+  admit(request: Request): Effect.Effect<void, RedisError> {
+    const refusal = this.refusal()
+    if (refusal !== undefined) return Effect.fail(refusal)
+    if (this.window.tryTake(request.permits)) {
+      this.enqueue(request)
+      return Effect.void
+    }
+    const admission = this.window.admit(request.permits, () => this.enqueue(request))
+    if (request.timeout === Number.POSITIVE_INFINITY) return admission
+    return Effect.timeoutOrElse(admission, {
+      duration: request.timeout,
+      orElse: () =>
+        Effect.fail(
+          new RedisTimeout({
+            written: false,
+            timeout: request.timeout,
+            message: `no room in the window of ${this.options.target} (${this.window.size} commands in flight) within ${request.timeout} ms; the command was not sent`
+          })
+        )
+    })
+  }
+
+  private enqueue(request: Request): void {
+    if (this.closing) {
+      this.fail(request, new RedisClosed({ message: `the client of ${this.options.target} is closed` }))
+      return
+    }
+    if (request.timeout !== Number.POSITIVE_INFINITY) {
+      request.deadline = performance.now() + request.timeout
+      if (request.timeout === this.options.commandTimeout) this.defaultDeadlines.push(request)
+      else this.customDeadlines.add(request)
+      if (this.sweeper === undefined) this.sweeper = setInterval(() => this.sweep(), 10)
+    }
+    Queue.offerUnsafe(this.queue, request)
+  }
+
+  /** The caller stopped waiting: a request not yet written is never sent. */
+  abandon(request: Request): void {
+    if (request.state === QUEUED) request.state = ABANDONED
+  }
+
+  /** Waits for the reply; interrupting the wait abandons an unwritten request. */
+  awaitReply<A>(request: Request): Effect.Effect<A, RedisError> {
+    return Effect.onInterrupt(Deferred.await(request.deferred), () => Effect.sync(() => this.abandon(request)))
+  }
+
+  // ---------------------------------------------------------------------------
+  // completion (called from the socket callbacks, outside any fiber)
+
+  settle(request: Request, reply: Reply): void {
+    request.state = SETTLED
+    let exit: Exit.Exit<any, RedisError>
+    if (request.batch) {
+      exit = Exit.succeed(request.replies ?? [reply])
+    } else if (reply instanceof ErrorReply) {
+      exit = Exit.fail(
+        new RedisReplyError({ code: reply.code, message: reply.message, command: commandName(request.commands[0]) })
+      )
+    } else {
+      exit = Exit.succeed(reply)
+    }
+    request.commands = EMPTY_COMMANDS
+    request.replies = undefined
+    Deferred.doneUnsafe(request.deferred, exit)
+    if (request.permits > 0) this.window.release(request.permits)
+  }
+
+  fail(request: Request, error: RedisError): void {
+    request.state = SETTLED
+    request.commands = EMPTY_COMMANDS
+    request.replies = undefined
+    Deferred.doneUnsafe(request.deferred, Exit.fail(error))
+    if (request.permits > 0) this.window.release(request.permits)
+  }
+
+  private expire(request: Request): void {
+    if (Deferred.isDoneUnsafe(request.deferred)) return
+    const written = request.written
+    if (!written) request.state = ABANDONED
+    Deferred.doneUnsafe(
+      request.deferred,
+      Exit.fail(
+        new RedisTimeout({
+          written,
+          timeout: request.timeout,
+          message: written
+            ? `no reply from ${this.options.target} within ${request.timeout} ms; the command was sent and may still run`
+            : `not sent to ${this.options.target} within ${request.timeout} ms${this.online ? "" : ` (disconnected${this.lastError === undefined ? "" : `: ${this.lastError.message}`})`}`
+        })
+      )
+    )
+  }
+
+  private sweep(): void {
+    const now = performance.now()
+    for (;;) {
+      const head = this.defaultDeadlines.peek()
+      if (head === undefined) break
+      if (Deferred.isDoneUnsafe(head.deferred)) {
+        this.defaultDeadlines.shift()
+      } else if (head.deadline <= now) {
+        this.defaultDeadlines.shift()
+        this.expire(head)
+      } else break
+    }
+    for (const request of this.customDeadlines) {
+      if (Deferred.isDoneUnsafe(request.deferred)) this.customDeadlines.delete(request)
+      else if (request.deadline <= now) {
+        this.customDeadlines.delete(request)
+        this.expire(request)
+      }
+    }
+    if (this.defaultDeadlines.length === 0 && this.customDeadlines.size === 0) {
+      clearInterval(this.sweeper)
+      this.sweeper = undefined
+    }
+  }
+
+  /** Fails every request not yet written (offline fail-fast, or close). */
+  private failUnwritten(error: RedisError): void {
+    const pending = this.carry
+    this.carry = []
+    for (;;) {
+      const next = Queue.takeUnsafe(this.queue)
+      if (next === undefined || Exit.isFailure(next)) break
+      pending.push(next.value)
+    }
+    for (const request of pending) this.fail(request, error)
+  }
+
+  // ---------------------------------------------------------------------------
+  // the writer fiber
+
+  private readonly awaitConnection: Effect.Effect<Connection> = Effect.suspend(() => {
+    const connection = this.connection
+    if (connection !== undefined && !connection.dead) return Effect.succeed(connection)
+    return Effect.andThen(Deferred.await(this.ready), this.awaitConnection)
+  })
+
+  /** Writes a batch; returns true when the socket wants a `drain` first. */
+  private write(connection: Connection, batch: Array<Request>): boolean {
+    let commands: Array<Command> | undefined
+    for (let i = 0; i < batch.length; i++) {
+      const request = batch[i]
+      if (request.state !== QUEUED) {
+        // Abandoned (interrupted or timed out before it was written): never sent.
+        if (request.state === ABANDONED) {
+          request.state = SETTLED
+          if (request.permits > 0) this.window.release(request.permits)
+        }
+        continue
+      }
+      request.state = WRITTEN
+      connection.inflight.push(request)
+      if (commands === undefined)
+        commands = request.commands.length === 1 ? [request.commands[0]] : [...request.commands]
+      else for (const command of request.commands) commands.push(command)
+    }
+    if (commands === undefined) return false
+    return connection.write(encodeCommands(commands))
+  }
+
+  readonly writer: Effect.Effect<never> = Effect.gen({ self: this }, function* () {
+    for (;;) {
+      const connection = yield* this.awaitConnection
+      let batch: Array<Request>
+      if (this.carry.length > 0) {
+        batch = this.carry
+        this.carry = []
+      } else {
+        batch = yield* Queue.takeAll(this.queue)
+      }
+      if (connection !== this.connection || connection.dead) {
+        // The connection went away while we waited: keep these for the next one, in order.
+        this.carry = this.carry.length === 0 ? batch : batch.concat(this.carry)
+        continue
+      }
+      if (this.write(connection, batch)) yield* connection.awaitDrain
+    }
+  })
+
+  // ---------------------------------------------------------------------------
+  // connection life
+
+  /** Connects and handshakes; the connection is ready for user commands when this succeeds. */
+  readonly connect: Effect.Effect<Connection, RedisError> = Effect.gen({ self: this }, function* () {
+    const socket = yield* openSocket(this.options)
+    const connection = new Connection(socket, this)
+    const commands = handshakeCommands(this.options)
+    const handshake = new Request(commands, true, 0, this.options.connectTimeout)
+    handshake.state = WRITTEN
+    connection.inflight.push(handshake)
+    connection.write(encodeCommands(commands))
+    const replies = yield* Deferred.await(handshake.deferred as Deferred.Deferred<Array<Reply>, RedisError>).pipe(
+      Effect.timeoutOrElse({
+        duration: this.options.connectTimeout,
+        orElse: () =>
+          Effect.fail(
+            new RedisOffline({
+              message: `${this.options.target} accepted the connection but did not answer the handshake within ${this.options.connectTimeout} ms${this.options.tls === undefined ? " (is it a TLS port? then use rediss://)" : ""}`
+            })
+          )
+      }),
+      Effect.onError(() => Effect.sync(() => connection.fatal(new RedisOffline({ message: "handshake failed" }))))
+    )
+    for (let i = 0; i < replies.length; i++) {
+      const reply = replies[i]
+      if (reply instanceof ErrorReply) {
+        connection.fatal(new RedisOffline({ message: "handshake failed" }))
+        return yield* new RedisReplyError({
+          code: reply.code,
+          message: `handshake with ${this.options.target} failed at ${commandName(commands[i])}: ${reply.message}`,
+          command: commandName(commands[i])
+        })
+      }
+    }
+    return connection
+  })
+
+  private backoff(attempt: number): number {
+    const base = Math.min(this.options.reconnectMaxDelay, this.options.reconnectBaseDelay * 2 ** Math.min(attempt, 30))
+    return base + Math.random() * base * 0.2
+  }
+
+  /** Runs the connection lifecycle forever, starting from an established connection. */
+  supervise(initial: Connection): Effect.Effect<never> {
+    return Effect.gen({ self: this }, function* () {
+      let connection: Connection | undefined = initial
+      let attempt = 0
+      for (;;) {
+        if (connection !== undefined) {
+          this.connects++
+          this.connection = connection
+          Deferred.doneUnsafe(this.ready, Exit.void)
+          yield* Deferred.await(connection.closed)
+          this.ready = Deferred.makeUnsafe()
+          this.connection = undefined
+          if (this.closing) return yield* Effect.never
+          if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
+          // A connection that did work earns an immediate reconnect; one that died at once backs off.
+          attempt = connection.replies > 1 ? 0 : attempt + 1
+          connection = undefined
+          if (attempt > 0) yield* Effect.sleep(this.backoff(attempt))
+        }
+        const next = yield* Effect.exit(this.connect)
+        if (Exit.isSuccess(next)) {
+          connection = next.value
+          if (this.closing) {
+            connection.fatal(new RedisClosed({ message: `the client of ${this.options.target} is closed` }))
+            return yield* Effect.never
+          }
+          this.lastError = undefined
+        } else {
+          const error = Cause.findErrorOption(next.cause)
+          this.lastError = Option.isSome(error) ? error.value : this.offline()
+          if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
+          attempt++
+          yield* Effect.sleep(this.backoff(attempt))
+        }
+      }
+    })
+  }
+
+  /** Stops admitting, waits for what is owed (bounded), then closes and fails the rest. */
+  readonly close: Effect.Effect<void> = Effect.gen({ self: this }, function* () {
+    this.closing = true
+    if (this.window.inUse > 0) {
+      yield* Effect.timeoutOption(this.window.awaitIdle, this.options.closeTimeout)
+    }
+    const closed = new RedisClosed({
+      message: `the client of ${this.options.target} closed before the reply arrived (closeTimeout ${this.options.closeTimeout} ms)`
+    })
+    this.failUnwritten(closed)
+    const connection = this.connection
+    if (connection !== undefined) {
+      connection.fatal(closed)
+      yield* Deferred.await(connection.closed)
+    }
+    if (this.sweeper !== undefined) clearInterval(this.sweeper)
+    this.sweeper = undefined
+  })
+}
+
+const EMPTY_COMMANDS: ReadonlyArray<Command> = []
+
+/**
+ * Builds an engine in a scope: the first connect happens now and fails the construction
+ * (a wrong address fails fast); later losses reconnect in the background.
+ *
+ * @internal
+ */
+export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, RedisError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const engine = new Engine(options, yield* Queue.unbounded<Request>())
+    const first = yield* engine.connect
+    yield* Effect.forkScoped(engine.supervise(first))
+    yield* Effect.forkScoped(engine.writer)
+    // Added after the fibers, so it runs first on close: the fibers still serve the drain.
+    yield* Effect.addFinalizer(() => engine.close)
+    return engine
+  })
