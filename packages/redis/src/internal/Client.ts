@@ -20,7 +20,7 @@ import type {
   PipelineOptions,
   RedisConnection
 } from "../RedisConnection.ts"
-import { RedisCommandError, RedisConfigError, type RedisError, RedisTimeout } from "../RedisError.ts"
+import { RedisClosed, RedisCommandError, RedisConfigError, type RedisError, RedisTimeout } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import { type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
 
@@ -211,8 +211,72 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
   const pool = yield* Pool.make({ acquire: makeEngine(resolved), size })
   // Surface a wrong address at construction instead of at the first call.
   yield* Effect.scoped(Pool.get(pool))
-  const borrow = <A>(f: (engine: Engine) => Effect.Effect<A, RedisError>): Effect.Effect<A, RedisError> =>
-    Effect.scoped(Effect.flatMap(Pool.get(pool), f))
+  /**
+   * Borrows a connection for one call. The call's timeout covers the wait for a free
+   * connection too; the engine gets what is left of it.
+   */
+  // Closing: refuse new calls and let those holding or awaiting a connection finish
+  // (bounded) before the pool itself shuts down and would interrupt them.
+  let closing = false
+  let active = 0
+  let onIdle: (() => void) | undefined
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      closing = true
+      if (active === 0) return Effect.void
+      return Effect.timeoutOption(
+        Effect.callback<void>((resume) => {
+          onIdle = () => resume(Effect.void)
+        }),
+        resolved.closeTimeout
+      )
+    })
+  )
+  const track = <A>(effect: Effect.Effect<A, RedisError>): Effect.Effect<A, RedisError> =>
+    Effect.suspend(() => {
+      if (closing) return Effect.fail(new RedisClosed({ message: `the client of ${resolved.target} is closed` }))
+      active++
+      return Effect.ensuring(
+        effect,
+        Effect.sync(() => {
+          active--
+          if (active === 0 && onIdle !== undefined) onIdle()
+        })
+      )
+    })
+  const borrow = <A>(
+    options: CommandOptions | undefined,
+    f: (engine: Engine, options: CommandOptions | undefined) => Effect.Effect<A, RedisError>
+  ): Effect.Effect<A, RedisError> =>
+    Effect.suspend(() => {
+      const invalid = invalidTimeout(options)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const timeout = timeoutOf(options, resolved)
+      if (timeout === Number.POSITIVE_INFINITY) {
+        return track(Effect.scoped(Effect.flatMap(Pool.get(pool), (e) => f(e, options))))
+      }
+      const start = performance.now()
+      return track(
+        Effect.scoped(
+          Pool.get(pool).pipe(
+            Effect.timeoutOrElse({
+              duration: timeout,
+              orElse: () =>
+                Effect.fail(
+                  new RedisTimeout({
+                    written: false,
+                    timeout,
+                    message: `no pooled connection to ${resolved.target} became free within ${timeout} ms (size ${size}); the command was not sent`
+                  })
+                )
+            }),
+            Effect.flatMap((engine) =>
+              f(engine, { ...options, timeout: Math.max(1, timeout - (performance.now() - start)) })
+            )
+          )
+        )
+      )
+    })
   const info: ConnectionInfo = {
     strategy: "pooled",
     connections: size,
@@ -222,10 +286,11 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
   }
   const service: Service = {
     info,
-    execute: (command, options) => borrow((engine) => engineExecute(engine, command, options)),
+    execute: (command, options) => borrow(options, (engine, left) => engineExecute(engine, command, left)),
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
     submit: (command, options) =>
       Effect.gen(function* () {
+        if (closing) return yield* new RedisClosed({ message: `the client of ${resolved.target} is closed` })
         const scope = yield* Scope.make()
         const engine = yield* Pool.get(pool).pipe(
           Scope.provide(scope),
@@ -237,7 +302,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         yield* future.await.pipe(Effect.exit, Effect.andThen(Scope.close(scope, Exit.void)), Effect.forkDetach)
         return future
       }),
-    pipeline: (commands, options) => borrow((engine) => enginePipeline(engine, commands, options)),
+    pipeline: (commands, options) => borrow(options, (engine, left) => enginePipeline(engine, commands, left)),
     withExclusive: withExclusive(resolved)
   }
   return { service, engines: [] as ReadonlyArray<Engine> }

@@ -419,16 +419,17 @@ export class Engine {
     }
     request.commands = EMPTY_COMMANDS
     request.replies = undefined
-    Deferred.doneUnsafe(request.deferred, exit)
+    // Permits first: completing the Deferred may resume the caller, who must see them back.
     if (request.permits > 0) this.window.release(request.permits)
+    Deferred.doneUnsafe(request.deferred, exit)
   }
 
   fail(request: Request, error: RedisError): void {
     request.state = SETTLED
     request.commands = EMPTY_COMMANDS
     request.replies = undefined
-    Deferred.doneUnsafe(request.deferred, Exit.fail(error))
     if (request.permits > 0) this.window.release(request.permits)
+    Deferred.doneUnsafe(request.deferred, Exit.fail(error))
   }
 
   private expire(request: Request): void {

@@ -1,0 +1,225 @@
+/**
+ * The parity suite: the same behaviour over Single, Pooled{8}, Multiplexed{1} and
+ * Multiplexed{8}, against a real redis-server.
+ */
+import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import { assert, describe, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import type { RedisConnection } from "../src/RedisConnection.ts"
+import * as RedisOptions from "../src/RedisOptions.ts"
+import * as Client from "../src/internal/Client.ts"
+import type { Engine } from "../src/internal/Engine.ts"
+
+const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
+
+type Kind = "single" | "pooled8" | "multiplexed1" | "multiplexed8"
+
+const build = (kind: Kind, url: string, extra: RedisOptions.RedisOptions = {}) =>
+  Effect.gen(function* () {
+    const resolved = yield* RedisOptions.resolve({ url, ...extra })
+    const built: { service: RedisConnection["Service"]; engines: ReadonlyArray<Engine> } =
+      kind === "single"
+        ? yield* Client.makeSingle(resolved)
+        : kind === "pooled8"
+          ? yield* Client.makePooled(resolved, 8)
+          : yield* Client.makeMultiplexed(resolved, kind === "multiplexed1" ? 1 : 8, "spread")
+    return built
+  })
+
+/** Every permit of every engine is back: nothing queued, nothing owed. */
+const permitsInUse = (engines: ReadonlyArray<Engine>) => engines.reduce((sum, engine) => sum + engine.window.inUse, 0)
+
+const kinds: ReadonlyArray<Kind> = ["single", "pooled8", "multiplexed1", "multiplexed8"]
+
+layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity", (it) => {
+  for (const kind of kinds) {
+    describe(kind, () => {
+      it.effect("demux exactness: 1000 concurrent ECHO each get their own payload", () =>
+        Effect.gen(function* () {
+          const server = yield* Embedded.EmbeddedServer
+          const { service: redis } = yield* build(kind, server.url)
+          const replies = yield* Effect.forEach(
+            Array.from({ length: 1000 }, (_, i) => i),
+            (i) => redis.execute(["ECHO", `payload-${kind}-${i}-${"x".repeat(i % 37)}`]),
+            { concurrency: "unbounded" }
+          )
+          replies.forEach((reply, i) => assert.strictEqual(text(reply), `payload-${kind}-${i}-${"x".repeat(i % 37)}`))
+        })
+      )
+
+      it.effect("pipeline: contiguous, one reply per command, error replies as values", () =>
+        Effect.gen(function* () {
+          const server = yield* Embedded.EmbeddedServer
+          const { service: redis } = yield* build(kind, server.url)
+          const key = `pipe-${kind}`
+          const replies = yield* redis.pipeline([
+            ["DEL", key],
+            ["RPUSH", key, "a"],
+            ["INCR", key],
+            ["RPUSH", key, "b"],
+            ["LRANGE", key, 0, -1]
+          ])
+          assert.strictEqual(replies.length, 5)
+          assert.strictEqual(replies[1], 1)
+          assert.match((replies[2] as { message: string }).message, /^WRONGTYPE/)
+          assert.strictEqual(replies[3], 2)
+          assert.deepStrictEqual((replies[4] as Array<unknown>).map(text), ["a", "b"])
+          const failed = yield* Effect.flip(redis.execute(["INCR", key]))
+          assert.strictEqual(failed._tag, "RedisReplyError")
+          if (failed._tag === "RedisReplyError") assert.strictEqual(failed.code, "WRONGTYPE")
+        })
+      )
+
+      it.effect("timeout/interrupt alignment: 200 SETs while the server is paused, every other caller gives up", () =>
+        Effect.gen(function* () {
+          const server = yield* Embedded.EmbeddedServer
+          const { service: redis, engines } = yield* build(kind, server.url)
+          const { service: admin } = yield* build("single", server.url)
+          const prefix = `align-${kind}-`
+          yield* admin.execute(["CLIENT", "PAUSE", 300, "ALL"])
+          const fibers = yield* Effect.forEach(
+            Array.from({ length: 200 }, (_, i) => i),
+            (i) =>
+              Effect.forkChild(
+                redis.execute(["SET", `${prefix}${i}`, `value-${i}`], i % 4 === 1 ? { timeout: 30 } : undefined)
+              )
+          )
+          yield* Effect.sleep(60)
+          // Interrupt every fourth caller, time out every fourth (timeout 30 ms), keep the rest.
+          yield* Effect.forEach(
+            fibers.filter((_, i) => i % 4 === 3),
+            (fiber) => Fiber.interrupt(fiber)
+          )
+          const exits = yield* Effect.forEach(fibers, (fiber) => Fiber.await(fiber))
+          exits.forEach((exit, i) => {
+            if (i % 4 === 1) {
+              assert.strictEqual(exit._tag, "Failure", `SET ${i} should have timed out`)
+            } else if (i % 4 !== 3) {
+              assert.strictEqual(exit._tag, "Success", `SET ${i} should have succeeded`)
+            }
+          })
+          // Every written SET ran; every reply after them is the caller's own.
+          const values = yield* Effect.forEach(
+            Array.from({ length: 200 }, (_, i) => i),
+            (i) => redis.execute(["GET", `${prefix}${i}`]),
+            { concurrency: 50 }
+          )
+          values.forEach((value, i) => {
+            const exit = exits[i]
+            const neverSent =
+              exit._tag === "Failure" &&
+              exit.cause.reasons.some(
+                (reason) => reason._tag === "Fail" && "written" in reason.error && reason.error.written === false
+              )
+            if (neverSent) assert.strictEqual(value, null, `SET ${i} was never sent, so it never ran`)
+            else if (i % 4 === 3 && value === null)
+              return // interrupted before it was written
+            else assert.strictEqual(text(value), `value-${i}`, `GET ${i}`)
+          })
+          const echoes = yield* Effect.forEach(
+            Array.from({ length: 100 }, (_, i) => i),
+            (i) => redis.execute(["ECHO", `after-${i}`]),
+            { concurrency: "unbounded" }
+          )
+          echoes.forEach((echo, i) => assert.strictEqual(text(echo), `after-${i}`))
+          assert.strictEqual(permitsInUse(engines), 0)
+        })
+      )
+
+      it.effect("close under load: every call settles, no connection is left on the server", () =>
+        Effect.gen(function* () {
+          const server = yield* Embedded.EmbeddedServer
+          const { service: admin } = yield* build("single", server.url, { clientName: "admin" })
+          const name = `closing-${kind}`
+          const settled = yield* Effect.scoped(
+            Effect.gen(function* () {
+              const { service: redis } = yield* build(kind, server.url, { clientName: name })
+              return yield* Effect.forEach(
+                Array.from({ length: 500 }, (_, i) => i),
+                () =>
+                  Effect.forkChild(Effect.exit(redis.execute(["INCR", `${name}-counter`])), {
+                    startImmediately: true
+                  })
+              )
+            })
+          )
+          // The scope closed with 500 calls in flight: each settled, none hangs.
+          const exits = yield* Effect.forEach(settled, (fiber) => Fiber.join(fiber))
+          assert.strictEqual(exits.length, 500)
+          const acknowledged = exits.filter((exit) => exit._tag === "Success").length
+          const counter = yield* admin.execute(["GET", `${name}-counter`])
+          const final = counter === null ? 0 : Number(text(counter))
+          assert.isAtLeast(final, acknowledged)
+          const clients = text(yield* admin.execute(["CLIENT", "LIST"]))
+          // Sockets close asynchronously on the server side; poll briefly instead of sleeping blind.
+          let remaining = clients.split("\n").filter((line) => line.includes(`name=${name} `)).length
+          for (let attempt = 0; attempt < 50 && remaining > 0; attempt++) {
+            yield* Effect.sleep(20)
+            const list = text(yield* admin.execute(["CLIENT", "LIST"]))
+            remaining = list.split("\n").filter((line) => line.includes(`name=${name} `)).length
+          }
+          assert.strictEqual(remaining, 0)
+          const closedCall = yield* Effect.scoped(
+            Effect.gen(function* () {
+              const { service: redis } = yield* build(kind, server.url)
+              return redis
+            })
+          ).pipe(Effect.flatMap((redis) => Effect.flip(redis.execute(["PING"]))))
+          assert.strictEqual(closedCall._tag, "RedisClosed")
+        })
+      )
+    })
+  }
+
+  for (const kind of ["single", "multiplexed1"] as const) {
+    it.effect(`ordering (${kind}): 64 fibers x 200 unawaited RPUSH via submit keep their order`, () =>
+      Effect.gen(function* () {
+        const server = yield* Embedded.EmbeddedServer
+        const { service: redis } = yield* build(kind, server.url)
+        const prefix = `order-${kind}-`
+        const futures = yield* Effect.forEach(
+          Array.from({ length: 64 }, (_, fiber) => fiber),
+          (fiber) =>
+            Effect.gen(function* () {
+              const own = []
+              for (let i = 0; i < 200; i++) own.push(yield* redis.submit(["RPUSH", `${prefix}${fiber}`, i]))
+              return own
+            }),
+          { concurrency: "unbounded" }
+        )
+        yield* Effect.forEach(futures.flat(), (future) => future.await, { discard: true })
+        for (let fiber = 0; fiber < 64; fiber++) {
+          const list = (yield* redis.execute(["LRANGE", `${prefix}${fiber}`, 0, -1])) as Array<Uint8Array>
+          assert.deepStrictEqual(
+            list.map(text),
+            Array.from({ length: 200 }, (_, i) => String(i))
+          )
+        }
+      })
+    )
+  }
+
+  it.effect("interrupt before write never executes: callers waiting for the window are never sent", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      const { service: redis, engines } = yield* build("single", server.url, { window: 4 })
+      const { service: admin } = yield* build("single", server.url)
+      yield* admin.execute(["CLIENT", "PAUSE", 200, "WRITE"])
+      const fibers = yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => Effect.forkChild(redis.execute(["SET", `never-${i}`, "x"]))
+      )
+      yield* Effect.sleep(50)
+      // The first 4 fill the window and are written; interrupt the 16 still waiting.
+      assert.strictEqual(engines[0].window.inUse, 4)
+      yield* Effect.forEach(fibers.slice(4), (fiber) => Fiber.interrupt(fiber))
+      yield* Effect.forEach(fibers.slice(0, 4), (fiber) => Fiber.join(fiber))
+      const exists = yield* admin.execute(["EXISTS", ...Array.from({ length: 16 }, (_, i) => `never-${i + 4}`)])
+      assert.strictEqual(exists, 0)
+      const written = yield* admin.execute(["EXISTS", "never-0", "never-1", "never-2", "never-3"])
+      assert.strictEqual(written, 4)
+      assert.strictEqual(engines[0].window.inUse, 0)
+    })
+  )
+})
