@@ -271,7 +271,7 @@ const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisOf
       settle(
         Effect.fail(
           new RedisOffline({
-            message: `could not connect to ${options.target} within ${options.connectTimeout} ms (connectTimeout)`
+            message: `could not connect to ${options.target} within ${options.connectTimeout} ms (connectTimeout)${options.tls !== undefined ? "; the TLS handshake did not complete: if the server does not speak TLS on this port, use redis:// instead of rediss://" : ""}`
           })
         )
       )
