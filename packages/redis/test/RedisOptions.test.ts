@@ -1,0 +1,179 @@
+import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import { assert, describe, it } from "@effect/vitest"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as RedisConnection from "../src/RedisConnection.ts"
+import * as RedisOptions from "../src/RedisOptions.ts"
+
+const resolveOk = (options: RedisOptions.RedisOptions) => RedisOptions.resolve(options)
+
+const configError = <A, R>(effect: Effect.Effect<A, unknown, R>) =>
+  Effect.flip(effect).pipe(
+    Effect.map((error) => {
+      const e = error as { _tag: string; field: string; message: string }
+      assert.strictEqual(e._tag, "RedisConfigError")
+      return e
+    })
+  )
+
+describe("RedisOptions", () => {
+  it.effect("URL forms", () =>
+    Effect.gen(function* () {
+      const plain = yield* resolveOk({ url: "redis://alice:p%40ss@db.example:6380/4" })
+      assert.deepStrictEqual(plain.address, { _tag: "Tcp", host: "db.example", port: 6380 })
+      assert.strictEqual(plain.username, "alice")
+      assert.strictEqual(Redacted.value(plain.password!), "p@ss")
+      assert.strictEqual(plain.database, 4)
+      assert.strictEqual(plain.tls, undefined)
+      assert.strictEqual(plain.target, "db.example:6380/4")
+
+      const tls = yield* resolveOk({ url: "rediss://secure.example" })
+      assert.deepStrictEqual(tls.tls, { servername: "secure.example" })
+      assert.strictEqual(tls.address._tag === "Tcp" && tls.address.port, 6379)
+
+      const falkor = yield* resolveOk({ url: "falkor://:secret@10.0.0.2:7000" })
+      assert.strictEqual(falkor.username, undefined)
+      assert.strictEqual(Redacted.value(falkor.password!), "secret")
+      assert.strictEqual((yield* resolveOk({ url: "falkors://h:1" })).tls !== undefined, true)
+
+      const unix = yield* resolveOk({ url: "unix:///tmp/redis.sock?db=2&password=pw" })
+      assert.deepStrictEqual(unix.address, { _tag: "Unix", path: "/tmp/redis.sock" })
+      assert.strictEqual(unix.database, 2)
+      assert.strictEqual(unix.target, "unix:/tmp/redis.sock/2")
+      const redisUnix = yield* resolveOk({ url: "redis+unix:///var/run/r.sock" })
+      assert.deepStrictEqual(redisUnix.address, { _tag: "Unix", path: "/var/run/r.sock" })
+
+      const ipv6 = yield* resolveOk({ url: "redis://[::1]:6390" })
+      assert.deepStrictEqual(ipv6.address, { _tag: "Tcp", host: "::1", port: 6390 })
+
+      // Explicit fields win over the URL.
+      const overridden = yield* resolveOk({ url: "redis://a:1/1", port: 2, database: 5 })
+      assert.deepStrictEqual(overridden.address, { _tag: "Tcp", host: "a", port: 2 })
+      assert.strictEqual(overridden.database, 5)
+
+      const defaults = yield* resolveOk({})
+      assert.strictEqual(defaults.target, "127.0.0.1:6379/0")
+      assert.strictEqual(defaults.window, 65536)
+      assert.strictEqual(defaults.commandTimeout, 5000)
+      assert.strictEqual(defaults.connectTimeout, 10000)
+    })
+  )
+
+  it.effect("each invalid option has its own actionable message", () =>
+    Effect.gen(function* () {
+      const cases: ReadonlyArray<[RedisOptions.RedisOptions, string, string]> = [
+        [{ url: "not a url" }, "url", '"not a url" is not a URL; expected e.g. redis://127.0.0.1:6379/0'],
+        [
+          { url: "http://h:1" },
+          "url",
+          'unsupported scheme "http:" in "http://h:1"; use redis://, rediss://, falkor://, falkors://, unix:// or redis+unix://'
+        ],
+        [
+          { url: "redis://u:hunter2@h/abc" },
+          "url",
+          'database in "redis://u:<redacted>@h/abc" must be a non-negative integer, got "abc"'
+        ],
+        [{ url: "unix://" }, "url", '"unix://" has no socket path'],
+        [{ port: 70000 }, "port", "port must be an integer in 1..65535 (got 70000)"],
+        [{ database: -1 }, "database", "database must be a non-negative integer (got -1)"],
+        [{ protocol: 4 as 2 }, "protocol", "protocol must be 2 or 3 (got 4)"],
+        [{ window: 0 }, "window", "window must be an integer >= 1 (got 0)"],
+        [{ window: 1.5 }, "window", "window must be an integer >= 1 (got 1.5)"],
+        [{ commandTimeout: 0 }, "commandTimeout", "commandTimeout must be > 0 (got 0 ms)"],
+        [{ connectTimeout: "Infinity" }, "connectTimeout", "connectTimeout must be finite"],
+        [
+          { reconnect: { baseDelay: 500, maxDelay: 100 } },
+          "reconnect.maxDelay",
+          "reconnect.maxDelay (100 ms) must be >= reconnect.baseDelay (500 ms)"
+        ],
+        [
+          { username: "bob" },
+          "password",
+          'username "bob" is set but no password; AUTH needs both (ACL users)'
+        ],
+        [
+          { path: "/tmp/x.sock", tls: true },
+          "tls",
+          "TLS over a unix socket is not supported; drop tls or connect over TCP"
+        ],
+        [{ clientName: "has space" }, "clientName", 'clientName cannot contain spaces or newlines (got "has space")'],
+        [
+          { offlineQueue: "drop" as "queue" },
+          "offlineQueue",
+          'offlineQueue must be "queue" or "failFast" (got "drop")'
+        ]
+      ]
+      for (const [options, field, message] of cases) {
+        const error = yield* configError(RedisOptions.resolve(options))
+        assert.strictEqual(error.field, field)
+        assert.strictEqual(error.message, message)
+      }
+    })
+  )
+
+  it.effect("strategy options are validated before anything connects", () =>
+    Effect.gen(function* () {
+      // Port 1: if validation did not come first, these would fail with RedisOffline instead.
+      const url = "redis://127.0.0.1:1"
+      const cases: ReadonlyArray<[Effect.Effect<unknown, unknown, never>, string, string]> = [
+        [
+          Effect.scoped(RedisConnection.makeMultiplexed({ url, connections: 0 })),
+          "connections",
+          "connections must be an integer >= 1 (got 0)"
+        ],
+        [
+          Effect.scoped(RedisConnection.makeMultiplexed({ url, connections: 4 })),
+          "routing",
+          'connections: 4 needs a routing: "key" keeps each key\'s commands in submit order, "spread" balances load with no order across engines; say which'
+        ],
+        [
+          Effect.scoped(RedisConnection.makeMultiplexed({ url, connections: 5000, routing: "spread" })),
+          "connections",
+          "connections of 5000 is more than 1024 sockets; lower it (a few sockets carry a lot when multiplexed)"
+        ],
+        [
+          Effect.scoped(RedisConnection.makeMultiplexed({ url, routing: "random" as "spread" })),
+          "routing",
+          'routing must be "spread" or "key" (got "random")'
+        ],
+        [Effect.scoped(RedisConnection.makePooled({ url, size: 0 })), "size", "size must be an integer >= 1 (got 0)"],
+        [
+          Effect.scoped(RedisConnection.makePooled({ url, window: 8 })),
+          "window",
+          "window does not apply to a pooled client (each call holds a connection for itself); drop it"
+        ]
+      ]
+      for (const [effect, field, message] of cases) {
+        const error = yield* configError(effect)
+        assert.strictEqual(error.field, field)
+        assert.strictEqual(error.message, message)
+      }
+    })
+  )
+
+  it.live("layerConfig reads URL, password (Redacted) and strategy from Config", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.make({ password: Redacted.make("from-config") })
+      const provider = ConfigProvider.fromUnknown({
+        REDIS_URL: `redis://127.0.0.1:${server.port}/1`,
+        REDIS_PASSWORD: "from-config",
+        REDIS_STRATEGY: "pooled"
+      })
+      const live = RedisConnection.layerConfig({
+        url: Config.String("REDIS_URL"),
+        password: Config.Redacted("REDIS_PASSWORD"),
+        strategy: Config.Literals(["single", "pooled", "multiplexed"], "REDIS_STRATEGY")
+      }).pipe(Layer.provide(ConfigProvider.layer(provider)))
+      const info = yield* Effect.gen(function* () {
+        const redis = yield* RedisConnection.RedisConnection
+        assert.strictEqual(yield* redis.execute(["PING"]), "PONG")
+        return redis.info
+      }).pipe(Effect.provide(live))
+      assert.strictEqual(info.strategy, "pooled")
+      assert.strictEqual(info.target, `127.0.0.1:${server.port}/1`)
+    })
+  )
+})
