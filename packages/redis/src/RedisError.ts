@@ -195,7 +195,7 @@ export class RedisConfigError extends Data.TaggedError("RedisConfigError")<{
  * @category errors
  */
 export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
-  readonly reason: "BatchTooLarge" | "BatchSpansEngines" | "InvalidArgument" | "NotMultiplexable"
+  readonly reason: "BatchTooLarge" | "BatchSpansEngines" | "InvalidArgument" | "NotMultiplexable" | "Unsupported"
   readonly message: string
 }> {
   get isRetryable(): boolean {
@@ -211,6 +211,8 @@ export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
         return "arguments must be strings, numbers, bigints or Uint8Arrays"
       case "NotMultiplexable":
         return "run this command through withExclusive"
+      case "Unsupported":
+        return "this client does not support the command's reply mode yet (pub/sub, MONITOR, CLIENT REPLY); use a dedicated client for it"
       default: {
         // Exhaustive: a new reason without a hint is a type error here, not a silent fallback.
         const unhandled: never = this.reason

@@ -3,6 +3,8 @@
  */
 
 /** @since 0.1.0 */
+export * as CommandKeys from "./CommandKeys.ts"
+/** @since 0.1.0 */
 export * as HashSlot from "./HashSlot.ts"
 /** @since 0.1.0 */
 export * as RedisConnection from "./RedisConnection.ts"

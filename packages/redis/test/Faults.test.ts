@@ -14,7 +14,7 @@ import * as RedisOptions from "../src/RedisOptions.ts"
 import * as Client from "../src/internal/Client.ts"
 import type { Engine } from "../src/internal/Engine.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
-import * as Proxy from "./fixtures/Proxy.ts"
+import * as TcpProxy from "./fixtures/Proxy.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
@@ -80,7 +80,9 @@ const aligned = (redis: RedisConnection["Service"], tag: string) =>
       (i) => redis.execute(["ECHO", `${tag}-${i}`]),
       { concurrency: "unbounded" }
     )
-    echoes.forEach((echo, i) => assert.strictEqual(text(echo), `${tag}-${i}`))
+    echoes.forEach((echo, i) => {
+      assert.strictEqual(text(echo), `${tag}-${i}`)
+    })
   })
 
 /** Retries until the client serves again (after a reconnect), bounded. */
@@ -199,7 +201,7 @@ describe("faults", { timeout: 60_000 }, () => {
   it.live("a proxy that writes one byte at a time: every reply still lands on its own caller", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.make()
-      const proxy = yield* Proxy.make({ targetPort: server.port, oneByteWrites: true })
+      const proxy = yield* TcpProxy.make({ targetPort: server.port, oneByteWrites: true })
       const { service: redis } = yield* build("multiplexed1", proxy.url)
       yield* aligned(redis, "rechunked")
       const big = "v".repeat(5000)
@@ -222,7 +224,7 @@ describe("faults", { timeout: 60_000 }, () => {
   it.live("a proxy that drops the connection inside a 1 MiB reply: written: true, then a clean reconnect", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.make()
-      const proxy = yield* Proxy.make({ targetPort: server.port })
+      const proxy = yield* TcpProxy.make({ targetPort: server.port })
       const { service: redis } = yield* build("single", proxy.url, { reconnect: { baseDelay: 10, maxDelay: 50 } })
       const value = "m".repeat(1024 * 1024)
       yield* redis.execute(["SET", "mib", value])

@@ -44,7 +44,9 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
             (i) => redis.execute(["ECHO", `payload-${kind}-${i}-${"x".repeat(i % 37)}`]),
             { concurrency: "unbounded" }
           )
-          replies.forEach((reply, i) => assert.strictEqual(text(reply), `payload-${kind}-${i}-${"x".repeat(i % 37)}`))
+          replies.forEach((reply, i) => {
+            assert.strictEqual(text(reply), `payload-${kind}-${i}-${"x".repeat(i % 37)}`)
+          })
         })
       )
 
@@ -122,7 +124,9 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
             (i) => redis.execute(["ECHO", `after-${i}`]),
             { concurrency: "unbounded" }
           )
-          echoes.forEach((echo, i) => assert.strictEqual(text(echo), `after-${i}`))
+          echoes.forEach((echo, i) => {
+            assert.strictEqual(text(echo), `after-${i}`)
+          })
           assert.strictEqual(permitsInUse(engines), 0)
         })
       )

@@ -89,22 +89,14 @@ describe("RedisOptions", () => {
           "reconnect.maxDelay",
           "reconnect.maxDelay (100 ms) must be >= reconnect.baseDelay (500 ms)"
         ],
-        [
-          { username: "bob" },
-          "password",
-          'username "bob" is set but no password; AUTH needs both (ACL users)'
-        ],
+        [{ username: "bob" }, "password", 'username "bob" is set but no password; AUTH needs both (ACL users)'],
         [
           { path: "/tmp/x.sock", tls: true },
           "tls",
           "TLS over a unix socket is not supported; drop tls or connect over TCP"
         ],
         [{ clientName: "has space" }, "clientName", 'clientName cannot contain spaces or newlines (got "has space")'],
-        [
-          { offlineQueue: "drop" as "queue" },
-          "offlineQueue",
-          'offlineQueue must be "queue" or "failFast" (got "drop")'
-        ]
+        [{ offlineQueue: "drop" as "queue" }, "offlineQueue", 'offlineQueue must be "queue" or "failFast" (got "drop")']
       ]
       for (const [options, field, message] of cases) {
         const error = yield* configError(RedisOptions.resolve(options))

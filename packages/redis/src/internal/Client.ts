@@ -20,9 +20,10 @@ import type {
   PipelineOptions,
   RedisConnection
 } from "../RedisConnection.ts"
-import { RedisClosed, RedisCommandError, RedisConfigError, type RedisError, RedisTimeout } from "../RedisError.ts"
+import { RedisClosed, RedisCommandError, type RedisError, RedisTimeout } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
-import { type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
+import * as CommandKeys from "../CommandKeys.ts"
+import { commandName, type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
 
 type Service = RedisConnection["Service"]
 
@@ -30,7 +31,7 @@ type Service = RedisConnection["Service"]
 const timeoutOf = (options: CommandOptions | undefined, resolved: ResolvedOptions): number => {
   if (options?.timeout === undefined) return resolved.commandTimeout
   const millis = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
-  return millis > 0 ? millis : 0
+  return Math.max(millis, 0)
 }
 
 const invalidTimeout = (options: CommandOptions | undefined): RedisCommandError | undefined => {
@@ -128,9 +129,77 @@ export const engineSubmit = (
     return Effect.as(engine.admit(request), makeFuture<Reply>(request))
   })
 
+/** Commands whose replies do not follow the one-request-one-reply rule: never sent by this client. */
+const unsupported = (command: Command): RedisCommandError | undefined => {
+  const name = commandName(command)
+  const sub = command.length > 1 ? commandName(command.slice(1)) : ""
+  if (
+    name === "SUBSCRIBE" ||
+    name === "PSUBSCRIBE" ||
+    name === "SSUBSCRIBE" ||
+    name === "MONITOR" ||
+    (name === "CLIENT" && sub === "REPLY")
+  ) {
+    return new RedisCommandError({
+      reason: "Unsupported",
+      message: `${name === "CLIENT" ? "CLIENT REPLY" : name} changes how the server replies (pushes or no replies), which this client does not support yet`
+    })
+  }
+  return undefined
+}
+
+const notMultiplexable = (command: Command): RedisCommandError =>
+  new RedisCommandError({
+    reason: "NotMultiplexable",
+    message: `${commandName(command)} changes the state of the connection it runs on, so it cannot run on a shared connection; run it inside withExclusive`
+  })
+
+/**
+ * A batch may carry balanced MULTI … EXEC/DISCARD transactions (contiguous on the wire, so
+ * they are safe on a shared connection); any other state-changing command is refused.
+ */
+const batchStateProblem = (commands: ReadonlyArray<Command>): RedisCommandError | undefined => {
+  let open = false
+  for (const command of commands) {
+    const problem = unsupported(command)
+    if (problem !== undefined) return problem
+    if (!CommandKeys.isConnectionState(command)) continue
+    const name = commandName(command)
+    if (name === "MULTI" && !open) open = true
+    else if ((name === "EXEC" || name === "DISCARD") && open) open = false
+    else return notMultiplexable(command)
+  }
+  if (open) {
+    return new RedisCommandError({
+      reason: "NotMultiplexable",
+      message: "the batch opens a MULTI without its EXEC or DISCARD; a transaction must be complete inside one batch"
+    })
+  }
+  return undefined
+}
+
+/**
+ * Blocking commands without an explicit timeout wait as long as the command itself says
+ * (its own server-side timeout), not the client's default.
+ */
+const blockingOptions = (options: CommandOptions | undefined): CommandOptions =>
+  options?.timeout === undefined ? { ...options, timeout: "Infinity" } : options
+
 const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
-  execute: (command, options) => engineExecute(engine, command, options),
-  pipeline: (commands, options) => enginePipeline(engine, commands, options)
+  execute: (command, options) =>
+    Effect.suspend(() => {
+      const problem = unsupported(command)
+      if (problem !== undefined) return Effect.fail(problem)
+      return engineExecute(engine, command, CommandKeys.isBlocking(command) ? blockingOptions(options) : options)
+    }),
+  pipeline: (commands, options) =>
+    Effect.suspend(() => {
+      for (const command of commands) {
+        const problem = unsupported(command)
+        if (problem !== undefined) return Effect.fail(problem)
+      }
+      return enginePipeline(engine, commands, options)
+    })
 })
 
 /** A fresh connection of the caller's own for the scope of `use`, closed afterwards. */
@@ -140,6 +209,75 @@ const withExclusive =
     use: (connection: ExclusiveConnection) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>> =>
     Effect.scoped(Effect.flatMap(makeEngine(resolved), (engine) => use(exclusiveFace(engine))))
+
+/** How a shared client picks an engine. */
+interface Router {
+  readonly forCommand: (command: Command) => Engine
+  /** The engine of a batch, or the error naming the keys and engines it spans. */
+  readonly forBatch: (commands: ReadonlyArray<Command>) => Engine | RedisCommandError
+}
+
+/**
+ * The face of a client over shared engines (single and multiplexed): connection-state
+ * commands are refused, blocking commands are diverted to an exclusive connection.
+ */
+const sharedService = (resolved: ResolvedOptions, router: Router, info: ConnectionInfo): Service => {
+  const exclusive = withExclusive(resolved)
+  const refusal = (command: Command): RedisCommandError | undefined => {
+    const invalid = validateCommand(command)
+    if (invalid !== undefined) return invalid
+    const problem = unsupported(command)
+    if (problem !== undefined) return problem
+    return CommandKeys.isConnectionState(command) ? notMultiplexable(command) : undefined
+  }
+  return {
+    info,
+    execute: (command, options) =>
+      Effect.suspend(() => {
+        const refused = refusal(command)
+        if (refused !== undefined) return Effect.fail(refused)
+        if (CommandKeys.isBlocking(command)) {
+          return exclusive((connection) => connection.execute(command, options))
+        }
+        return engineExecute(router.forCommand(command), command, options)
+      }),
+    submit: (command, options) =>
+      Effect.suspend(() => {
+        const refused = refusal(command)
+        if (refused !== undefined) return Effect.fail(refused)
+        if (CommandKeys.isBlocking(command)) {
+          return Effect.fail(
+            new RedisCommandError({
+              reason: "NotMultiplexable",
+              message: `${commandName(command)} blocks its connection, so it cannot be submitted on the shared pipe; use execute (it is diverted to an exclusive connection) or withExclusive`
+            })
+          )
+        }
+        return engineSubmit(router.forCommand(command), command, options)
+      }),
+    pipeline: (commands, options?: PipelineOptions) =>
+      Effect.suspend(() => {
+        for (let i = 0; i < commands.length; i++) {
+          const invalid = validateCommand(commands[i], i)
+          if (invalid !== undefined) return Effect.fail(invalid)
+        }
+        const problem = batchStateProblem(commands)
+        if (problem !== undefined) return Effect.fail(problem)
+        if (commands.some(CommandKeys.isBlocking)) {
+          return exclusive((connection) => connection.pipeline(commands, options))
+        }
+        const engine = router.forBatch(commands)
+        if (engine instanceof RedisCommandError) {
+          if (options?.exclusiveFallback === true) {
+            return exclusive((connection) => connection.pipeline(commands, options))
+          }
+          return Effect.fail(engine)
+        }
+        return enginePipeline(engine, commands, options)
+      }),
+    withExclusive: exclusive
+  }
+}
 
 /** One engine behind the service. */
 export const makeSingle = Effect.fnUntraced(function* (resolved: ResolvedOptions) {
@@ -151,34 +289,33 @@ export const makeSingle = Effect.fnUntraced(function* (resolved: ResolvedOptions
     target: resolved.target,
     protocol: resolved.protocol
   }
-  const service: Service = {
-    info,
-    execute: (command, options) => engineExecute(engine, command, options),
-    submit: (command, options) => engineSubmit(engine, command, options),
-    pipeline: (commands, options) => enginePipeline(engine, commands, options),
-    withExclusive: withExclusive(resolved)
-  }
-  return { service, engines: [engine] as ReadonlyArray<Engine> }
+  const router: Router = { forCommand: () => engine, forBatch: () => engine }
+  return { service: sharedService(resolved, router, info), engines: [engine] as ReadonlyArray<Engine> }
 })
 
-/** Several engines, each its own socket and window; "spread" picks the least loaded. */
+const keyText = (key: unknown): string =>
+  typeof key === "string" ? key : key instanceof Uint8Array ? new TextDecoder().decode(key) : String(key)
+
+/**
+ * Several engines, each its own socket and window. `"spread"` picks the least loaded
+ * engine; `"key"` the engine of the first key's hash slot (keyless commands round-robin).
+ */
 export const makeMultiplexed = Effect.fnUntraced(function* (
   resolved: ResolvedOptions,
   connections: number,
   routing: "spread" | "key"
 ) {
-  if (routing === "key") {
-    return yield* new RedisConfigError({
-      field: "routing",
-      message: `routing: "key" is not available yet (command-key table pending); use routing: "spread"`
-    })
-  }
   const engines: Array<Engine> = []
   for (let i = 0; i < connections; i++) engines.push(yield* makeEngine(resolved))
   let next = 0
-  const pick = (): Engine => {
+  const roundRobin = (): Engine => {
+    const engine = engines[next]
+    next = (next + 1) % engines.length
+    return engine
+  }
+  const leastLoaded = (): Engine => {
     if (engines.length === 1) return engines[0]
-    // Least in flight; ties go round-robin so idle engines all get used.
+    // Ties go round-robin so idle engines all get used.
     const start = next
     next = (next + 1) % engines.length
     let best = engines[start]
@@ -188,6 +325,38 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     }
     return best
   }
+  const engineIndexOf = (command: Command): number | undefined => {
+    const slot = CommandKeys.firstKeySlot(command)
+    return slot === undefined ? undefined : slot % engines.length
+  }
+  const router: Router =
+    routing === "spread"
+      ? { forCommand: leastLoaded, forBatch: leastLoaded }
+      : {
+          forCommand: (command) => {
+            const index = engineIndexOf(command)
+            return index === undefined ? roundRobin() : engines[index]
+          },
+          forBatch: (commands) => {
+            let chosen: number | undefined
+            const placements: Array<string> = []
+            let spans = false
+            for (const command of commands) {
+              const index = engineIndexOf(command)
+              if (index === undefined) continue
+              placements.push(`"${keyText(CommandKeys.firstKey(command))}" -> engine ${index}`)
+              if (chosen === undefined) chosen = index
+              else if (chosen !== index) spans = true
+            }
+            if (spans) {
+              return new RedisCommandError({
+                reason: "BatchSpansEngines",
+                message: `the batch's keys map to different engines (${placements.join(", ")}); keep them on one engine with a hash tag such as {user1}:a and {user1}:b, or pass { exclusiveFallback: true }`
+              })
+            }
+            return chosen === undefined ? roundRobin() : engines[chosen]
+          }
+        }
   const info: ConnectionInfo = {
     strategy: "multiplexed",
     connections,
@@ -196,14 +365,7 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     target: resolved.target,
     protocol: resolved.protocol
   }
-  const service: Service = {
-    info,
-    execute: (command, options) => engineExecute(pick(), command, options),
-    submit: (command, options) => engineSubmit(pick(), command, options),
-    pipeline: (commands, options?: PipelineOptions) => enginePipeline(pick(), commands, options),
-    withExclusive: withExclusive(resolved)
-  }
-  return { service, engines: engines as ReadonlyArray<Engine> }
+  return { service: sharedService(resolved, router, info), engines: engines as ReadonlyArray<Engine> }
 })
 
 /** A pool of connections; each call borrows one for itself. */
@@ -277,6 +439,11 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         )
       )
     })
+  // State set on a pooled connection would leak to the next borrower.
+  const pooledRefusal = (command: Command): RedisCommandError | undefined =>
+    validateCommand(command) ??
+    unsupported(command) ??
+    (CommandKeys.isConnectionState(command) ? notMultiplexable(command) : undefined)
   const info: ConnectionInfo = {
     strategy: "pooled",
     connections: size,
@@ -286,11 +453,20 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
   }
   const service: Service = {
     info,
-    execute: (command, options) => borrow(options, (engine, left) => engineExecute(engine, command, left)),
+    execute: (command, options) =>
+      Effect.suspend(() => {
+        const refused = pooledRefusal(command)
+        if (refused !== undefined) return Effect.fail(refused)
+        // A borrowed connection is the caller's own, so a blocking command may wait on it.
+        const effective = CommandKeys.isBlocking(command) ? blockingOptions(options) : options
+        return borrow(effective, (engine, left) => engineExecute(engine, command, left))
+      }),
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
     submit: (command, options) =>
       Effect.gen(function* () {
         if (closing) return yield* new RedisClosed({ message: `the client of ${resolved.target} is closed` })
+        const refused = pooledRefusal(command)
+        if (refused !== undefined) return yield* refused
         const scope = yield* Scope.make()
         const engine = yield* Pool.get(pool).pipe(
           Scope.provide(scope),
@@ -302,7 +478,12 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         yield* future.await.pipe(Effect.exit, Effect.andThen(Scope.close(scope, Exit.void)), Effect.forkDetach)
         return future
       }),
-    pipeline: (commands, options) => borrow(options, (engine, left) => enginePipeline(engine, commands, left)),
+    pipeline: (commands, options) =>
+      Effect.suspend(() => {
+        const problem = batchStateProblem(commands)
+        if (problem !== undefined) return Effect.fail(problem)
+        return borrow(options, (engine, left) => enginePipeline(engine, commands, left))
+      }),
     withExclusive: withExclusive(resolved)
   }
   return { service, engines: [] as ReadonlyArray<Engine> }
