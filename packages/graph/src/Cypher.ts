@@ -16,7 +16,14 @@ import * as Effect from "effect/Effect"
  */
 export class ParameterError extends Data.TaggedError("ParameterError")<{
   readonly path: string
-  readonly reason: "UnsafeName" | "NonFinite" | "NulCharacter" | "LoneSurrogate" | "OutOfRange" | "Unsupported"
+  readonly reason:
+    | "UnsafeName"
+    | "NonFinite"
+    | "NulCharacter"
+    | "LoneSurrogate"
+    | "OutOfRange"
+    | "Subnormal"
+    | "Unsupported"
   readonly message: string
 }> {
   get hint(): string {
@@ -30,6 +37,7 @@ const hints: Record<ParameterError["reason"], string> = {
   NulCharacter: "a NUL character truncates the query on the server and has no escape",
   LoneSurrogate: "the string is not valid Unicode (lone UTF-16 surrogate)",
   OutOfRange: "integers must fit in a signed 64-bit value",
+  Subnormal: "FalkorDB 4.4 rejects doubles below 2.2250738585072014e-308 (Float overflow); send 0 or a string",
   Unsupported: "pass plain data (ids, strings, maps) and build points/vectors/temporals in Cypher"
 }
 
@@ -53,6 +61,8 @@ const bareName = /^[A-Za-z_][A-Za-z0-9_]*$/
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 const minInt64 = -(2n ** 63n)
 const maxInt64 = 2n ** 63n - 1n
+/** The smallest normal double. */
+const DBL_MIN = 2.2250738585072014e-308
 
 const fail = (path: string, reason: ParameterError["reason"], message: string): never => {
   throw new ParameterError({ path, reason, message })
@@ -84,6 +94,10 @@ const encodeValue = (value: ParameterValue, path: string): string => {
     case "number": {
       if (!Number.isFinite(value)) return fail(path, "NonFinite", `${value} at ${path} has no Cypher literal`)
       if (Number.isSafeInteger(value)) return Object.is(value, -0) ? "0" : String(value)
+      // The C server parses with strtod and fails on ERANGE, so subnormals are refused ("Float overflow").
+      if (value !== 0 && Math.abs(value) < DBL_MIN) {
+        return fail(path, "Subnormal", `${value} at ${path} is subnormal; the server refuses it`)
+      }
       const text = String(value)
       // A double must carry "." or "e", otherwise the server reads it as an integer.
       return /[.e]/.test(text) ? text : `${text}.0`
@@ -139,3 +153,42 @@ export const withParameters = (
     },
     catch: (e) => e as ParameterError
   })
+
+/**
+ * A query text with the parameters it refers to, as built by {@link cypher}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Query {
+  readonly _tag: "CypherQuery"
+  readonly text: string
+  readonly parameters: { readonly [name: string]: ParameterValue }
+}
+
+/**
+ * A tagged template that binds every interpolated value as a parameter, never as text:
+ * `` cypher`MATCH (m:Movie {title: ${title}}) RETURN m` `` gives the text
+ * `MATCH (m:Movie {title: $p0}) RETURN m` with `{ p0: title }`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const cypher = (strings: TemplateStringsArray, ...values: ReadonlyArray<ParameterValue>): Query => {
+  let text = strings[0]!
+  const parameters: Record<string, ParameterValue> = {}
+  for (let i = 0; i < values.length; i++) {
+    parameters[`p${i}`] = values[i]
+    text += `$p${i}${strings[i + 1]!}`
+  }
+  return { _tag: "CypherQuery", text, parameters }
+}
+
+/**
+ * True for a {@link Query}.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isQuery = (u: unknown): u is Query =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "CypherQuery"

@@ -1,4 +1,14 @@
 /**
  * @since 0.1.0
  */
-export {}
+
+/** @since 0.1.0 */
+export * as RespTestServer from "./RespTestServer.ts"
+/** @since 0.1.0 */
+export * as FixtureReplay from "./FixtureReplay.ts"
+/** @since 0.1.0 */
+export * as RedisMock from "./RedisMock.ts"
+/** @since 0.1.0 */
+export * as CompactEncoder from "./CompactEncoder.ts"
+/** @since 0.1.0 */
+export * as FalkorDBMock from "./FalkorDBMock.ts"

@@ -1,0 +1,514 @@
+/**
+ * The parser of `--compact` query replies: the envelope (`[header, rows, stats]` or
+ * `[stats]`), the statistics, and the values, decoded row by row on demand so a large
+ * reply is never turned into a second full copy.
+ *
+ * Decoding is synchronous. Label, relationship-type and property-key ids are resolved
+ * through a `Names` lookup; an id the lookup does not know throws a `SchemaMiss`, which
+ * the caller answers by refreshing that kind of name and decoding the row again.
+ *
+ * @since 0.1.0
+ */
+import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
+import { FalkorError, fromServer } from "./FalkorError.ts"
+import * as Temporal from "./Temporal.ts"
+import { Edge, type FalkorMap, type FalkorValue, Node, Path, Point } from "./Value.ts"
+
+/**
+ * The three id spaces of a graph's schema.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SchemaKind = "labels" | "relationshipTypes" | "propertyKeys"
+
+/**
+ * Resolves schema ids to names; `undefined` when the id is not known (yet).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Names = (kind: SchemaKind, id: number) => string | undefined
+
+/**
+ * Thrown by the decoder for an id `Names` does not know. Internal signal: the graph client
+ * catches it, refreshes `kind` and decodes the row again.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class SchemaMiss {
+  readonly kind: SchemaKind
+  readonly id: number
+  constructor(kind: SchemaKind, id: number) {
+    this.kind = kind
+    this.id = id
+  }
+}
+
+/**
+ * Query statistics. Counters absent from the reply are 0; `entries` keeps every statistic
+ * in server order, unknown names included.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Statistics {
+  readonly labelsAdded: number
+  readonly labelsRemoved: number
+  readonly nodesCreated: number
+  readonly nodesDeleted: number
+  readonly propertiesSet: number
+  readonly propertiesRemoved: number
+  readonly relationshipsCreated: number
+  readonly relationshipsDeleted: number
+  readonly indicesCreated: number
+  readonly indicesDeleted: number
+  readonly constraintsCreated: number
+  readonly constraintsDeleted: number
+  /** The plan came from the server's plan cache. */
+  readonly cachedExecution: boolean
+  /** `Query internal execution time`, in milliseconds. */
+  readonly executionTimeMs: number | undefined
+  /** `Graph version` (the Rust server's MVCC counter, not the schema version). */
+  readonly graphVersion: number | undefined
+  /** Every statistic as `[name, value]`, value being the first token after `": "`. */
+  readonly entries: ReadonlyArray<readonly [string, string]>
+}
+
+type Counter = Exclude<keyof Statistics, "cachedExecution" | "executionTimeMs" | "graphVersion" | "entries">
+
+const counters: { readonly [name: string]: Counter } = {
+  "Labels added": "labelsAdded",
+  "Labels removed": "labelsRemoved",
+  "Nodes created": "nodesCreated",
+  "Nodes deleted": "nodesDeleted",
+  "Properties set": "propertiesSet",
+  "Properties removed": "propertiesRemoved",
+  "Relationships created": "relationshipsCreated",
+  "Relationships deleted": "relationshipsDeleted",
+  "Indices created": "indicesCreated",
+  "Indices deleted": "indicesDeleted",
+  "Constraints created": "constraintsCreated",
+  "Constraints deleted": "constraintsDeleted"
+}
+
+/**
+ * The envelope of a query reply, rows still undecoded.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Envelope {
+  readonly columns: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<Reply>
+  readonly statistics: Statistics
+}
+
+const utf8 = new TextDecoder("utf-8")
+
+const malformed = (message: string, row?: number, column?: string): FalkorError =>
+  new FalkorError({ reason: "Decode", message, row, column })
+
+const text = (reply: Reply): string | undefined => {
+  if (reply instanceof Uint8Array) {
+    // Short ASCII payloads (most names and values) are built directly: a TextDecoder call
+    // costs far more than the copy for a few bytes.
+    const length = reply.length
+    if (length <= 24) {
+      let out = ""
+      for (let i = 0; i < length; i++) {
+        const byte = reply[i]!
+        if (byte >= 0x80) return utf8.decode(reply)
+        out += String.fromCharCode(byte)
+      }
+      return out
+    }
+    return utf8.decode(reply)
+  }
+  if (typeof reply === "string") return reply
+  return undefined
+}
+
+const isArray = (reply: Reply): reply is ReadonlyArray<Reply> => Array.isArray(reply)
+
+/**
+ * Parses the statistics array.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseStatistics = (reply: Reply): Statistics => {
+  if (!isArray(reply)) throw malformed("the statistics are not an array")
+  const stats: Record<string, unknown> = {
+    labelsAdded: 0,
+    labelsRemoved: 0,
+    nodesCreated: 0,
+    nodesDeleted: 0,
+    propertiesSet: 0,
+    propertiesRemoved: 0,
+    relationshipsCreated: 0,
+    relationshipsDeleted: 0,
+    indicesCreated: 0,
+    indicesDeleted: 0,
+    constraintsCreated: 0,
+    constraintsDeleted: 0,
+    cachedExecution: false,
+    executionTimeMs: undefined,
+    graphVersion: undefined
+  }
+  const entries: Array<readonly [string, string]> = []
+  for (const item of reply) {
+    const line = text(item)
+    if (line === undefined) throw malformed("a statistic is not a string")
+    const colon = line.indexOf(": ")
+    if (colon === -1) {
+      // Unknown shape: kept, never fatal.
+      entries.push([line, ""])
+      continue
+    }
+    const name = line.slice(0, colon)
+    const value = line.slice(colon + 2).split(" ", 1)[0]!
+    entries.push([name, value])
+    const counter = counters[name]
+    if (counter !== undefined) stats[counter] = Number(value)
+    else if (name === "Cached execution") stats.cachedExecution = value === "1"
+    else if (name === "Query internal execution time") stats.executionTimeMs = Number(value)
+    else if (name === "Graph version") stats.graphVersion = Number(value)
+  }
+  stats.entries = entries
+  return stats as unknown as Statistics
+}
+
+/**
+ * Parses the envelope: `[header, rows, stats]`, `[stats]` for queries without `RETURN`,
+ * and the defensive `[header, stats]`. The schema-version mismatch shape
+ * `[error, version]` becomes a `VersionMismatch` error; a legacy trailing error element
+ * becomes the server error it carries.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseEnvelope = (reply: Reply, graph: string, command: string): Envelope => {
+  if (!isArray(reply)) {
+    throw malformed(`${command} replied ${describe(reply)}, not an array`)
+  }
+  const last = reply[reply.length - 1]
+  if (
+    reply.length === 2 &&
+    reply[0] instanceof ErrorReply &&
+    (typeof reply[1] === "number" || typeof reply[1] === "bigint")
+  ) {
+    const error = fromServer(reply[0].message, graph, command)
+    throw new FalkorError({
+      reason: "VersionMismatch",
+      message: `${command} on graph "${graph}": schema version mismatch (server version ${reply[1]})`,
+      serverMessage: reply[0].message,
+      graph,
+      command,
+      currentVersion: reply[1],
+      cause: error
+    })
+  }
+  if (last instanceof ErrorReply) throw fromServer(last.message, graph, command)
+  switch (reply.length) {
+    case 1:
+      return { columns: [], rows: [], statistics: parseStatistics(reply[0]!) }
+    case 2:
+      return { columns: parseHeader(reply[0]!), rows: [], statistics: parseStatistics(reply[1]!) }
+    case 3: {
+      const columns = parseHeader(reply[0]!)
+      const rows = reply[1]!
+      if (!isArray(rows)) throw malformed("the rows are not an array")
+      return { columns, rows, statistics: parseStatistics(reply[2]!) }
+    }
+    default:
+      throw malformed(`a query reply has 1 to 3 elements, this one has ${reply.length}`)
+  }
+}
+
+const parseHeader = (reply: Reply): ReadonlyArray<string> => {
+  if (!isArray(reply)) throw malformed("the header is not an array")
+  return reply.map((cell, i) => {
+    // Compact cells are [columnType, name]; verbose headers are plain names.
+    const name = isArray(cell) ? (cell.length === 2 ? text(cell[1]!) : undefined) : text(cell)
+    if (name === undefined) throw malformed(`header cell ${i} is not [type, name]`)
+    return name
+  })
+}
+
+const describe = (reply: Reply): string => {
+  if (reply === null) return "null"
+  if (reply instanceof Uint8Array) return `the bulk string ${JSON.stringify(utf8.decode(reply.subarray(0, 40)))}`
+  if (typeof reply === "string") return `the simple string ${JSON.stringify(reply.slice(0, 40))}`
+  return typeof reply === "object" ? reply.constructor.name : typeof reply
+}
+
+/** Where a value sits, for error messages; set per row. */
+interface Cursor {
+  row: number
+  column: string
+}
+
+/**
+ * Parses a C `%g` double as the server prints it, including `inf`, `-inf`, `nan`, `-nan`.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseDouble = (s: string): number | undefined => {
+  switch (s) {
+    case "inf":
+    case "+inf":
+    case "Infinity":
+      return Number.POSITIVE_INFINITY
+    case "-inf":
+    case "-Infinity":
+      return Number.NEGATIVE_INFINITY
+    case "nan":
+    case "-nan":
+    case "NaN":
+      return Number.NaN
+  }
+  if (s.length === 0) return undefined
+  const n = Number(s)
+  return Number.isNaN(n) ? undefined : n
+}
+
+const integer = (payload: Reply, what: string, at: Cursor): number | bigint => {
+  if (typeof payload === "number" && Number.isInteger(payload)) return payload
+  if (typeof payload === "bigint") return payload
+  throw malformed(`${what} is not an integer`, at.row, at.column)
+}
+
+const schemaId = (payload: Reply, what: string, at: Cursor): number => {
+  if (typeof payload === "number" && Number.isSafeInteger(payload) && payload >= 0) return payload
+  throw malformed(`${what} is not a schema id`, at.row, at.column)
+}
+
+const lookup = (names: Names, kind: SchemaKind, id: number): string => {
+  const name = names(kind, id)
+  if (name === undefined) throw new SchemaMiss(kind, id)
+  return name
+}
+
+const temporalSeconds = (payload: Reply, what: string, at: Cursor): number => {
+  if (typeof payload === "number" && Number.isSafeInteger(payload)) return payload
+  throw malformed(`${what} payload is not a safe integer number of seconds`, at.row, at.column)
+}
+
+const decodeProperties = (payload: Reply, names: Names, at: Cursor): FalkorMap => {
+  if (!isArray(payload)) throw malformed("entity properties are not an array", at.row, at.column)
+  const out: Record<string, FalkorValue> = {}
+  for (const triple of payload) {
+    if (!isArray(triple) || triple.length !== 3)
+      throw malformed("a property is not [keyId, type, value]", at.row, at.column)
+    const key = lookup(names, "propertyKeys", schemaId(triple[0]!, "a property key id", at))
+    const value = decodeTyped(triple[1]!, triple[2]!, names, at)
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+    } else out[key] = value
+  }
+  return out
+}
+
+const decodeNode = (payload: Reply, names: Names, at: Cursor): Node => {
+  if (!isArray(payload) || payload.length !== 3)
+    throw malformed("a node is not [id, labels, properties]", at.row, at.column)
+  const labelIds = payload[1]!
+  if (!isArray(labelIds)) throw malformed("node labels are not an array", at.row, at.column)
+  const labels = labelIds.map((id) => lookup(names, "labels", schemaId(id, "a label id", at)))
+  return new Node(integer(payload[0]!, "a node id", at), labels, decodeProperties(payload[2]!, names, at))
+}
+
+const decodeEdge = (payload: Reply, names: Names, at: Cursor): Edge => {
+  if (!isArray(payload) || payload.length !== 5) {
+    throw malformed("an edge is not [id, type, source, destination, properties]", at.row, at.column)
+  }
+  return new Edge(
+    integer(payload[0]!, "an edge id", at),
+    lookup(names, "relationshipTypes", schemaId(payload[1]!, "a relationship type id", at)),
+    integer(payload[2]!, "an edge source id", at),
+    integer(payload[3]!, "an edge destination id", at),
+    decodeProperties(payload[4]!, names, at)
+  )
+}
+
+const pairs = (payload: Reply, expected: number, what: string, at: Cursor): ReadonlyArray<Reply> => {
+  if (!isArray(payload)) throw malformed(`${what} is not an array`, at.row, at.column)
+  const out: Array<Reply> = []
+  for (const pair of payload) {
+    if (!isArray(pair) || pair.length !== 2 || pair[0] !== expected) {
+      throw malformed(`${what} holds an element that is not [${expected}, …]`, at.row, at.column)
+    }
+    out.push(pair[1]!)
+  }
+  return out
+}
+
+const decodePath = (payload: Reply, names: Names, at: Cursor): Path => {
+  if (!isArray(payload) || payload.length !== 2) throw malformed("a path is not [nodes, edges]", at.row, at.column)
+  const nodesPart = payload[0]!
+  const edgesPart = payload[1]!
+  if (!isArray(nodesPart) || nodesPart.length !== 2 || nodesPart[0] !== 6) {
+    throw malformed("path nodes are not an array value", at.row, at.column)
+  }
+  if (!isArray(edgesPart) || edgesPart.length !== 2 || edgesPart[0] !== 6) {
+    throw malformed("path edges are not an array value", at.row, at.column)
+  }
+  const nodes = pairs(nodesPart[1]!, 8, "path nodes", at).map((n) => decodeNode(n, names, at))
+  const edges = pairs(edgesPart[1]!, 7, "path edges", at).map((e) => decodeEdge(e, names, at))
+  return new Path(nodes, edges)
+}
+
+const decodeMap = (payload: Reply, names: Names, at: Cursor): FalkorMap => {
+  if (!isArray(payload) || payload.length % 2 !== 0) throw malformed("a map is not [key, value, …]", at.row, at.column)
+  const out: Record<string, FalkorValue> = {}
+  for (let i = 0; i < payload.length; i += 2) {
+    const key = text(payload[i]!)
+    if (key === undefined) throw malformed("a map key is not a string", at.row, at.column)
+    const value = decodeValue(payload[i + 1]!, names, at)
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+    } else out[key] = value
+  }
+  return out
+}
+
+const doubleOf = (payload: Reply, what: string, at: Cursor): number => {
+  if (typeof payload === "number") return payload // RESP3 double
+  const s = text(payload)
+  const n = s === undefined ? undefined : parseDouble(s)
+  if (n === undefined) throw malformed(`${what} is not a double (${describe(payload)})`, at.row, at.column)
+  return n
+}
+
+const decodeTyped = (typeCode: Reply, payload: Reply, names: Names, at: Cursor): FalkorValue => {
+  switch (typeCode) {
+    case 1:
+      if (payload !== null) throw malformed("a null carries a payload", at.row, at.column)
+      return null
+    case 2: {
+      const s = text(payload)
+      if (s === undefined) throw malformed("a string value is not a string", at.row, at.column)
+      return s
+    }
+    case 3:
+      return integer(payload, "an integer value", at)
+    case 4: {
+      if (typeof payload === "boolean") return payload
+      const s = text(payload)
+      if (s === "true") return true
+      if (s === "false") return false
+      throw malformed(`a boolean value is ${describe(payload)}`, at.row, at.column)
+    }
+    case 5:
+      return doubleOf(payload, "a double value", at)
+    case 6: {
+      if (!isArray(payload)) throw malformed("an array value is not an array", at.row, at.column)
+      const out: Array<FalkorValue> = new Array(payload.length)
+      for (let i = 0; i < payload.length; i++) out[i] = decodeValue(payload[i]!, names, at)
+      return out
+    }
+    case 7:
+      return decodeEdge(payload, names, at)
+    case 8:
+      return decodeNode(payload, names, at)
+    case 9:
+      return decodePath(payload, names, at)
+    case 10:
+      return decodeMap(payload, names, at)
+    case 11: {
+      if (!isArray(payload) || payload.length !== 2) throw malformed("a point is not [lat, lon]", at.row, at.column)
+      return new Point(doubleOf(payload[0]!, "a latitude", at), doubleOf(payload[1]!, "a longitude", at))
+    }
+    case 12: {
+      if (!isArray(payload)) throw malformed("a vector is not an array", at.row, at.column)
+      const out = new Float32Array(payload.length)
+      for (let i = 0; i < payload.length; i++) out[i] = doubleOf(payload[i]!, "a vector element", at)
+      return out
+    }
+    case 13:
+      return new Temporal.DateTime(temporalSeconds(payload, "a datetime", at))
+    case 14:
+      return new Temporal.Date(temporalSeconds(payload, "a date", at))
+    case 15:
+      return new Temporal.Time(temporalSeconds(payload, "a time", at))
+    case 16:
+      return new Temporal.Duration(temporalSeconds(payload, "a duration", at))
+    default:
+      throw new FalkorError({
+        reason: "Decode",
+        message: `unknown value type code ${describe(typeCode)}${typeof typeCode === "number" ? ` (${typeCode})` : ""} at row ${at.row}, column "${at.column}"`,
+        row: at.row,
+        column: at.column
+      })
+  }
+}
+
+const decodeValue = (cell: Reply, names: Names, at: Cursor): FalkorValue => {
+  if (!isArray(cell) || cell.length !== 2) throw malformed("a value is not [type, payload]", at.row, at.column)
+  return decodeTyped(cell[0]!, cell[1]!, names, at)
+}
+
+/**
+ * Decodes one compact value `[type, payload]`.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeCell = (cell: Reply, names: Names, row = 0, column = ""): FalkorValue =>
+  decodeValue(cell, names, { row, column })
+
+/**
+ * Decodes one row into its values, in column order. Throws `FalkorError` (reason
+ * `Decode`, naming row and column) or `SchemaMiss`.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeRow = (
+  raw: Reply,
+  row: number,
+  columns: ReadonlyArray<string>,
+  names: Names
+): Array<FalkorValue> => {
+  if (!isArray(raw) || raw.length !== columns.length) {
+    throw malformed(`row ${row} does not have ${columns.length} cells`, row)
+  }
+  const at: Cursor = { row, column: "" }
+  const out: Array<FalkorValue> = new Array(raw.length)
+  for (let i = 0; i < raw.length; i++) {
+    at.column = columns[i]!
+    try {
+      out[i] = decodeValue(raw[i]!, names, at)
+    } catch (e) {
+      if (e instanceof FalkorError && e.reason === "Decode" && !e.message.includes(" at row ")) {
+        throw new FalkorError({
+          reason: "Decode",
+          message: `${e.message} at row ${row}, column "${at.column}"`,
+          row,
+          column: at.column
+        })
+      }
+      throw e
+    }
+  }
+  return out
+}
+
+/**
+ * Reads a verbose single-column reply of names (the schema procedures):
+ * `[header, [[name], …], stats]`.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseNameList = (reply: Reply, graph: string, command: string): ReadonlyArray<string> => {
+  const envelope = parseEnvelope(reply, graph, command)
+  return envelope.rows.map((row, i) => {
+    const name = isArray(row) && row.length === 1 ? text(row[0]!) : undefined
+    if (name === undefined) throw malformed(`schema row ${i} is not [name]`, i)
+    return name
+  })
+}

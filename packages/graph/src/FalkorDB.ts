@@ -1,0 +1,248 @@
+/**
+ * The FalkorDB client service. `FalkorDB.graph(name)` returns a cheap `Graph` value;
+ * every `Graph` of one name shares one schema cache.
+ *
+ * Layers:
+ * - `layer(options)` connects with `RedisConnection.layerMultiplexed` — 8 connections,
+ *   `routing: "spread"` by default, because the server runs one query per connection at
+ *   a time, so parallel queries need several sockets — and no client-side command timeout
+ *   unless one is given (a long query is not abandoned by default).
+ * - `layerConfig(config)` reads the same options from `Config`.
+ * - `layerFromRedis` builds on an existing `RedisConnection` (any strategy, or a mock).
+ *
+ * @since 0.1.0
+ */
+import * as Config from "effect/Config"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+import type { Reply } from "@effect-falkordb/resp/Reply"
+import type { RedisError } from "@effect-falkordb/redis/RedisError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { FalkorError, fromRedis } from "./FalkorError.ts"
+import * as Graph from "./Graph.ts"
+import * as SchemaCache from "./SchemaCache.ts"
+
+/**
+ * The client.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class FalkorDB extends Context.Service<
+  FalkorDB,
+  {
+    /** A handle on graph `name` (nothing is sent). */
+    readonly graph: (name: string) => Graph.Graph
+    /** `GRAPH.LIST`: the graph keys on the server. */
+    readonly list: () => Effect.Effect<ReadonlyArray<string>, FalkorError>
+    /**
+     * `GRAPH.CONFIG GET <name>` (`"*"` for all): `[name, value]` pairs; values are integers,
+     * strings (`IMPORT_FOLDER`) or, on RESP3, booleans.
+     */
+    readonly configGet: (
+      name: string
+    ) => Effect.Effect<ReadonlyArray<readonly [string, number | bigint | string | boolean]>, FalkorError>
+    /** `GRAPH.CONFIG SET <name> <value>`. */
+    readonly configSet: (name: string, value: string | number) => Effect.Effect<void, FalkorError>
+    /** The connection underneath, for plain Redis commands. */
+    readonly connection: RedisConnection.RedisConnection["Service"]
+  }
+>()("@effect-falkordb/graph/FalkorDB") {}
+
+/**
+ * Options of the client on top of a connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientOptions extends Graph.GraphOptions {}
+
+/**
+ * Options of `layer`: the connection's options plus the client's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends RedisConnection.MultiplexedOptions, ClientOptions {}
+
+const utf8 = new TextDecoder("utf-8")
+const textOf = (reply: Reply): string | undefined =>
+  reply instanceof Uint8Array ? utf8.decode(reply) : typeof reply === "string" ? reply : undefined
+
+/**
+ * Builds the client on the `RedisConnection` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
+  const connection = yield* RedisConnection.RedisConnection
+  const cache = SchemaCache.make()
+  const graphs = new Map<string, Graph.Graph>()
+  return FalkorDB.of({
+    connection,
+    graph: (name) => {
+      let graph = graphs.get(name)
+      if (graph === undefined) {
+        graph = Graph.make(connection, cache, name, options)
+        graphs.set(name, graph)
+      }
+      return graph
+    },
+    configGet: (name) =>
+      connection.execute(["GRAPH.CONFIG", "GET", name], { readOnly: true }).pipe(
+        Effect.mapError((error) => fromRedis(error, undefined, "GRAPH.CONFIG")),
+        Effect.flatMap((reply) => {
+          const configDecodeError = () =>
+            new FalkorError({
+              reason: "Decode",
+              message: "GRAPH.CONFIG GET did not reply name/value pairs",
+              command: "GRAPH.CONFIG"
+            })
+          if (!Array.isArray(reply)) return Effect.fail(configDecodeError())
+          // One setting is a bare [name, value]; "*" is an array of such pairs.
+          const items = reply as ReadonlyArray<Reply>
+          const pairs = items.length === 2 && !Array.isArray(items[0]) ? [items] : items
+          const out: Array<readonly [string, number | bigint | string | boolean]> = []
+          for (const pair of pairs) {
+            if (!Array.isArray(pair) || pair.length !== 2) return Effect.fail(configDecodeError())
+            const [key, value] = pair as ReadonlyArray<Reply>
+            const k = textOf(key!)
+            const v =
+              typeof value === "number" || typeof value === "bigint" || typeof value === "boolean"
+                ? value
+                : textOf(value!)
+            if (k === undefined || v === undefined) return Effect.fail(configDecodeError())
+            out.push([k, v])
+          }
+          return Effect.succeed(out as ReadonlyArray<readonly [string, number | bigint | string | boolean]>)
+        }),
+        Effect.withSpan("FalkorDB.configGet", { attributes: { "db.system.name": "falkordb" } })
+      ),
+    configSet: (name, value) =>
+      connection.execute(["GRAPH.CONFIG", "SET", name, String(value)]).pipe(
+        Effect.mapError((error) => fromRedis(error, undefined, "GRAPH.CONFIG")),
+        Effect.flatMap((reply) =>
+          textOf(reply) === "OK"
+            ? Effect.void
+            : Effect.fail(
+                new FalkorError({
+                  reason: "Decode",
+                  message: "GRAPH.CONFIG SET did not reply OK",
+                  command: "GRAPH.CONFIG"
+                })
+              )
+        ),
+        Effect.withSpan("FalkorDB.configSet", { attributes: { "db.system.name": "falkordb" } })
+      ),
+    list: () =>
+      connection.execute(["GRAPH.LIST"], { readOnly: true }).pipe(
+        Effect.mapError((error) => fromRedis(error, undefined, "GRAPH.LIST")),
+        Effect.flatMap((reply) => {
+          if (!Array.isArray(reply)) {
+            return Effect.fail(
+              new FalkorError({ reason: "Decode", message: "GRAPH.LIST did not reply an array", command: "GRAPH.LIST" })
+            )
+          }
+          const names: Array<string> = []
+          for (const item of reply) {
+            if (item instanceof Uint8Array) names.push(utf8.decode(item))
+            else if (typeof item === "string") names.push(item)
+            else {
+              return Effect.fail(
+                new FalkorError({
+                  reason: "Decode",
+                  message: "GRAPH.LIST replied a non-string name",
+                  command: "GRAPH.LIST"
+                })
+              )
+            }
+          }
+          return Effect.succeed(names as ReadonlyArray<string>)
+        }),
+        Effect.withSpan("FalkorDB.list", { attributes: { "db.system.name": "falkordb" } })
+      )
+  })
+})
+
+/**
+ * The client on an existing `RedisConnection`, with default client options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromRedis: Layer.Layer<FalkorDB, never, RedisConnection.RedisConnection> = Layer.effect(
+  FalkorDB,
+  make()
+)
+
+/**
+ * The client on an existing `RedisConnection`, with options.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromRedisWith = (
+  options: ClientOptions
+): Layer.Layer<FalkorDB, never, RedisConnection.RedisConnection> => Layer.effect(FalkorDB, make(options))
+
+/**
+ * Connects (multiplexed, 8 connections, spread routing unless overridden) and provides the
+ * client. The connection is closed when the layer's scope closes.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<FalkorDB, RedisError> => {
+  const { schemaVersionCheck, chunkSize, retry, ...connectionOptions } = options
+  return layerFromRedisWith({ schemaVersionCheck, chunkSize, retry }).pipe(
+    Layer.provide(
+      RedisConnection.layerMultiplexed({
+        ...connectionOptions,
+        connections: connectionOptions.connections ?? 8,
+        routing: connectionOptions.routing ?? "spread",
+        commandTimeout: connectionOptions.commandTimeout ?? "Infinity"
+      })
+    )
+  )
+}
+
+/**
+ * What `layerConfig` reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConfigOptions extends RedisConnection.ConfigOptions {
+  readonly schemaVersionCheck?: boolean | undefined
+}
+
+/**
+ * The client from `Config`, e.g. `layerConfig({ url: Config.String("FALKORDB_URL") })`.
+ * Defaults as for `layer`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Wrap<ConfigOptions>
+): Layer.Layer<FalkorDB, RedisError | Config.ConfigError> =>
+  Layer.unwrap(
+    Effect.map(Config.unwrap(config), (options) => {
+      const { schemaVersionCheck, ...rest } = options
+      const { strategy, ...connectionOptions } = rest
+      const connection =
+        strategy === "single"
+          ? RedisConnection.layerSingle(connectionOptions)
+          : strategy === "pooled"
+            ? RedisConnection.layerPooled(connectionOptions)
+            : RedisConnection.layerMultiplexed({
+                ...connectionOptions,
+                connections: connectionOptions.connections ?? 8,
+                routing: connectionOptions.routing ?? "spread",
+                commandTimeout: connectionOptions.commandTimeout ?? "Infinity"
+              })
+      return layerFromRedisWith({ schemaVersionCheck }).pipe(Layer.provide(connection))
+    })
+  )

@@ -1,0 +1,202 @@
+import type { Reply } from "@effect-falkordb/resp/Reply"
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FalkorDB from "../src/FalkorDB.ts"
+import { GraphSchema, procedureText } from "../src/SchemaCache.ts"
+import type { Node } from "../src/Value.ts"
+import { bulk, nameList, resp, scripted } from "./helpers.ts"
+
+const stats = `*1\n${bulk("Cached execution: 0")}`
+/** One row, one column `n`: a node with the given label ids and one property (key id 0). */
+const nodeReply = (labelIds: ReadonlyArray<number>): Reply =>
+  resp(
+    `*3\n*1\n*2\n:1\n$1\nn\n*1\n*1\n*2\n:8\n*3\n:0\n*${labelIds.length}\n${labelIds.map((i) => `:${i}\n`).join("")}*1\n*3\n:0\n:3\n:1\n${stats}`
+  )
+
+describe("SchemaCache", () => {
+  it.effect("N concurrent decoders that miss share one refresh per kind, and only the missing kinds are fetched", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const conn = scripted((cmd) => {
+        if (cmd[2] === "CALL db.labels()") return Effect.as(Deferred.await(gate), nameList("label", ["Person"]))
+        if (cmd[2] === "CALL db.propertyKeys()")
+          return Effect.as(Deferred.await(gate), nameList("propertyKey", ["age"]))
+        return Effect.succeed(nodeReply([0]))
+      })
+      yield* Effect.gen(function* () {
+        const db = yield* FalkorDB.FalkorDB
+        const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () =>
+          Effect.forkChild(db.graph("g").roQuery("MATCH (n) RETURN n"))
+        )
+        // Let every query reach its miss before the refresh replies.
+        while (conn.calls.filter((c) => c[2] === "MATCH (n) RETURN n").length < 20) yield* Effect.yieldNow
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+        yield* Deferred.succeed(gate, undefined)
+        const results = yield* Effect.forEach(fibers, Fiber.join)
+        for (const r of results) {
+          const n = r.rows[0]!.get("n") as Node
+          assert.deepStrictEqual(n.labels, ["Person"])
+          assert.deepStrictEqual(n.properties, { age: 1 })
+        }
+        const refreshes = conn.calls.filter((c) => String(c[2]).startsWith("CALL db."))
+        assert.deepStrictEqual(refreshes, [
+          ["GRAPH.RO_QUERY", "g", "CALL db.labels()"],
+          ["GRAPH.RO_QUERY", "g", "CALL db.propertyKeys()"]
+        ])
+        assert.deepStrictEqual(db.graph("g").schema.refreshes, { labels: 1, relationshipTypes: 0, propertyKeys: 1 })
+      }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+    })
+  )
+
+  it.effect("interrupting the decoder that started a refresh does not cancel it for the others", () =>
+    Effect.gen(function* () {
+      const gate = yield* Deferred.make<void>()
+      const conn = scripted((cmd) => {
+        if (cmd[2] === "CALL db.labels()") return Effect.as(Deferred.await(gate), nameList("label", ["Person"]))
+        if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["age"]))
+        return Effect.succeed(nodeReply([0]))
+      })
+      yield* Effect.gen(function* () {
+        const db = yield* FalkorDB.FalkorDB
+        const first = yield* Effect.forkChild(db.graph("g").roQuery("q"))
+        while (!conn.calls.some((c) => c[2] === "CALL db.labels()")) yield* Effect.yieldNow
+        const second = yield* Effect.forkChild(db.graph("g").roQuery("q"))
+        while (conn.calls.filter((c) => c[2] === "q").length < 2) yield* Effect.yieldNow
+        yield* Fiber.interrupt(first)
+        yield* Deferred.succeed(gate, undefined)
+        const r = yield* Fiber.join(second)
+        assert.deepStrictEqual((r.rows[0]!.get("n") as Node).labels, ["Person"])
+        assert.strictEqual(conn.calls.filter((c) => c[2] === "CALL db.labels()").length, 1)
+      }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+    })
+  )
+
+  it.effect("fetches only the names beyond those known (YIELD … SKIP n)", () => {
+    let labels = ["A"]
+    const conn = scripted((cmd) => {
+      if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", labels))
+      if (cmd[2] === "CALL db.labels() YIELD label RETURN label SKIP 1")
+        return Effect.succeed(nameList("label", labels.slice(1)))
+      if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["p"]))
+      return Effect.succeed(nodeReply(cmd[2] === "one" ? [0] : [0, 1]))
+    })
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      yield* db.graph("g").query("one")
+      labels = ["A", "B"]
+      const r = yield* db.graph("g").query("two")
+      assert.deepStrictEqual((r.rows[0]!.get("n") as Node).labels, ["A", "B"])
+      assert.isTrue(conn.calls.some((c) => c[2] === "CALL db.labels() YIELD label RETURN label SKIP 1"))
+    }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+  })
+
+  it.effect("an id the server does not know either fails with UnknownSchemaId, never a placeholder", () => {
+    const conn = scripted((cmd) =>
+      Effect.succeed(
+        cmd[2] === "CALL db.labels()"
+          ? nameList("label", ["A"])
+          : cmd[2] === "CALL db.propertyKeys()"
+            ? nameList("propertyKey", ["p"])
+            : nodeReply([3])
+      )
+    )
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      const e = yield* Effect.flip(db.graph("g").query("q"))
+      assert.strictEqual(e.reason, "UnknownSchemaId")
+    }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+  })
+
+  it.effect("every Graph of a name on one client shares one cache; own delete clears it", () => {
+    let labels = ["Person"]
+    const conn = scripted((cmd) => {
+      if (cmd[0] === "GRAPH.DELETE") return Effect.succeed("OK")
+      if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", labels))
+      if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["p"]))
+      return Effect.succeed(nodeReply([0]))
+    })
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      yield* db.graph("g").query("q")
+      const again = yield* db.graph("g").query("q")
+      assert.deepStrictEqual((again.rows[0]!.get("n") as Node).labels, ["Person"])
+      assert.strictEqual(conn.calls.filter((c) => c[2] === "CALL db.labels()").length, 1)
+      yield* db.graph("g").delete()
+      labels = ["Movie"]
+      const after = yield* db.graph("g").query("q")
+      assert.deepStrictEqual((after.rows[0]!.get("n") as Node).labels, ["Movie"])
+    }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+  })
+
+  it.effect("copy onto a name clears that name's cache", () => {
+    let labels = ["Old"]
+    const conn = scripted((cmd) => {
+      if (cmd[0] === "GRAPH.COPY") return Effect.succeed(resp("$2\nOK\n"))
+      if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", labels))
+      if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["p"]))
+      return Effect.succeed(nodeReply([0]))
+    })
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      yield* db.graph("dst").query("q")
+      labels = ["New"]
+      yield* db.graph("src").copy("dst")
+      const r = yield* db.graph("dst").query("q")
+      assert.deepStrictEqual((r.rows[0]!.get("n") as Node).labels, ["New"])
+    }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+  })
+
+  it.effect("a graph deleted and re-created by someone else is detected through the version check", () => {
+    // The server: schema hash and label list; someone else replaces the graph midway.
+    let server = { hash: 111, labels: ["Person"], nodeLabel: 0 }
+    const conn = scripted((cmd) => {
+      if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", server.labels))
+      if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["p"]))
+      const version = Number(cmd[cmd.indexOf("version") + 1])
+      if (cmd.indexOf("version") === -1) return Effect.die("the version argument is missing")
+      // A client that knows nothing sends 0, which matches only an empty schema.
+      if (version !== server.hash) return Effect.succeed(resp(`*2\n-version mismatch\n:${server.hash}\n`))
+      return Effect.succeed(nodeReply([server.nodeLabel]))
+    })
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      const g = db.graph("g")
+      const before = yield* g.query("MATCH (n) RETURN n")
+      assert.deepStrictEqual((before.rows[0]!.get("n") as Node).labels, ["Person"])
+      // Replaced: label id 0 now means Movie. Without the check the cache would say Person.
+      server = { hash: 222, labels: ["Movie", "Person"], nodeLabel: 0 }
+      const after = yield* g.query("MATCH (n) RETURN n")
+      assert.deepStrictEqual((after.rows[0]!.get("n") as Node).labels, ["Movie"])
+      assert.strictEqual(g.schema.replacements, 1)
+      assert.strictEqual(g.schema.version, 222)
+      // Plain growth is not a replacement.
+      server = { hash: 333, labels: ["Movie", "Person", "Actor"], nodeLabel: 2 }
+      const grown = yield* g.query("MATCH (n) RETURN n")
+      assert.deepStrictEqual((grown.rows[0]!.get("n") as Node).labels, ["Actor"])
+      assert.strictEqual(g.schema.replacements, 1)
+    }).pipe(Effect.provide(FalkorDB.layerFromRedisWith({ schemaVersionCheck: true })), Effect.provide(conn.layer))
+  })
+
+  it("a full list that disagrees with the cached prefix marks the graph replaced and drops every kind", () => {
+    const schema = new GraphSchema("g")
+    assert.isFalse(schema.replaceAll("labels", ["A"]))
+    assert.isFalse(schema.replaceAll("propertyKeys", ["p"]))
+    assert.isFalse(schema.replaceAll("labels", ["A", "B"])) // growth
+    assert.isTrue(schema.replaceAll("labels", ["X", "Y"]))
+    assert.strictEqual(schema.replacements, 1)
+    assert.deepStrictEqual(schema.get("labels"), ["X", "Y"])
+    assert.deepStrictEqual(schema.get("propertyKeys"), [])
+  })
+
+  it("procedure texts are exactly the recorded ones", () => {
+    assert.strictEqual(procedureText("labels", 0), "CALL db.labels()")
+    assert.strictEqual(procedureText("relationshipTypes", 0), "CALL db.relationshipTypes()")
+    assert.strictEqual(
+      procedureText("propertyKeys", 1),
+      "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey SKIP 1"
+    )
+    assert.strictEqual(procedureText("labels", 2), "CALL db.labels() YIELD label RETURN label SKIP 2")
+  })
+})

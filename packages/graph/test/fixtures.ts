@@ -1,0 +1,48 @@
+// Loads the recorded FalkorDB exchanges and decodes their replies with the resp Decoder.
+import { Decoder } from "@effect-falkordb/resp/Decoder"
+import type { Reply } from "@effect-falkordb/resp/Reply"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+export interface Exchange {
+  readonly phase: string
+  readonly pass: string
+  readonly schema_refresh?: boolean
+  readonly request: ReadonlyArray<string>
+  readonly reply_base64: string
+  readonly reply_text: string
+}
+
+export interface Scenario {
+  readonly version: string
+  readonly scenario: string
+  readonly protocol: number
+  readonly graph: string
+  readonly exchanges: ReadonlyArray<Exchange>
+}
+
+export const fixtureRoot = "/work/shared/fixtures"
+export const versions = ["falkordb-4.4.0", "falkordb-4.18.11"] as const
+
+export const loadScenarios = (version: string): ReadonlyArray<Scenario> => {
+  const dir = path.join(fixtureRoot, version)
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => ({ version, ...JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) }) as Scenario)
+}
+
+export const decodeReply = (base64: string): Reply => {
+  const replies: Array<Reply> = []
+  const error = new Decoder((r) => replies.push(r)).feed(Buffer.from(base64, "base64"))
+  if (error !== undefined) throw error
+  if (replies.length !== 1) throw new Error(`expected one reply, got ${replies.length}`)
+  return replies[0]!
+}
+
+export const hasCompactFlag = (request: ReadonlyArray<string>) =>
+  request.slice(3).some((a) => a.toLowerCase() === "--compact")
+
+export const isQueryCommand = (request: ReadonlyArray<string>) =>
+  request[0] === "GRAPH.QUERY" || request[0] === "GRAPH.RO_QUERY"
