@@ -1,73 +1,110 @@
 /**
  * The main demo: starts an embedded redis-server (with the FalkorDB module when
- * FALKORDB_MODULE points at one), talks RESP to it over a real socket with the project's
- * codec, and shows what a graph query answers on this server.
+ * FALKORDB_MODULE points at one), connects the graph client's default layer (multiplexed,
+ * 8 connections, read-only queries spread), fans plain Redis commands out over it, and runs
+ * a small repository of movies — against the real module when it is loaded, otherwise
+ * against FalkorDBMock (the real client over a scripted connection).
  *
  * Run: npx -y pnpm@12.4.2 demo
- *
- * The connection engine (RedisConnection layers) and the graph client are not landed yet;
- * this demo uses the codec directly and will move to them when they land.
  */
 import { Embedded } from "@effect-falkordb/embedded"
-import { Decoder, Encoder, Reply } from "@effect-falkordb/resp"
-import { Console, Effect } from "effect"
-import * as Net from "node:net"
+import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+import { Node } from "@effect-falkordb/graph/Value"
+import * as FalkorDBMock from "@effect-falkordb/testing/FalkorDBMock"
+import { Console, Effect, Layer, Option, Stream } from "effect"
+import * as Repository from "./repository.ts"
 
-/** Sends a batch of commands on one socket (pipelined) and collects exactly one reply per command. */
-const roundTrip = (port: number, commands: ReadonlyArray<Encoder.Command>) =>
-  Effect.callback<ReadonlyArray<Reply.Reply>, Error>((resume) => {
-    const replies: Array<Reply.Reply> = []
-    const socket = Net.connect({ host: "127.0.0.1", port, noDelay: true })
-    const decoder = new Decoder.Decoder((reply) => {
-      replies.push(reply)
-      if (replies.length === commands.length) {
-        socket.end()
-        resume(Effect.succeed(replies))
-      }
-    })
-    socket.on("data", (chunk) => {
-      const error = decoder.feed(chunk)
-      if (error) {
-        socket.destroy()
-        resume(Effect.fail(error))
-      }
-    })
-    socket.on("error", (error) => resume(Effect.fail(error)))
-    socket.write(Encoder.encodeCommands(commands))
-    return Effect.sync(() => socket.destroy())
-  })
+const text = (reply: unknown): string => (reply instanceof Uint8Array ? new TextDecoder().decode(reply) : String(reply))
 
-const show = (reply: Reply.Reply): string =>
-  reply instanceof Reply.ErrorReply
-    ? `(error) ${reply.message}`
-    : Array.isArray(reply)
-      ? `[${reply.map(show).join(", ")}]`
-      : JSON.stringify(Reply.replyToString(reply) ?? reply)
+/** Plain Redis through the same client: a fan-out of 10 000 commands and one pipeline. */
+const plainRedis = Effect.gen(function* () {
+  const { connection } = yield* FalkorDB.FalkorDB
+  const info = connection.info
+  yield* Console.log(
+    `client: ${info.strategy}, ${info.connections} connections, window ${info.window}, routing ${info.routing}, target ${info.target}`
+  )
+  const started = performance.now()
+  yield* Stream.range(1, 10_000).pipe(
+    Stream.mapEffect((i) => connection.execute(["INCRBY", "demo:counter", i]), { concurrency: 64 }),
+    Stream.runDrain
+  )
+  const millis = performance.now() - started
+  const total = text(yield* connection.execute(["GET", "demo:counter"]))
+  yield* Console.log(
+    `10 000 INCRBY from 64 concurrent callers: final value ${total} (expected ${(10_000 * 10_001) / 2}) in ${millis.toFixed(0)} ms`
+  )
+  const replies = yield* connection.pipeline([
+    ["SET", "demo:greeting", "hello"],
+    ["GET", "demo:greeting"],
+    ["INCR", "demo:greeting"],
+    ["DEL", "demo:greeting"]
+  ])
+  yield* Console.log(
+    `pipeline replies: ${replies.map((reply) => (reply !== null && typeof reply === "object" && "message" in reply ? `(error) ${reply.message}` : text(reply))).join(" | ")}`
+  )
+})
+
+/** The repository: the same code runs against the real module or the mock. */
+const movies = Effect.gen(function* () {
+  const repository = yield* Repository.MovieRepository
+  yield* repository.add({ title: "Alien", year: 1979 })
+  yield* repository.add({ title: "Aliens", year: 1986 })
+  const found = yield* repository.findByTitle("Alien")
+  yield* Console.log(`findByTitle("Alien"): ${JSON.stringify(Option.getOrNull(found))}`)
+  const eighties = yield* repository.releasedBetween(1980, 1989)
+  yield* Console.log(`releasedBetween(1980, 1989): ${JSON.stringify(eighties)}`)
+  const sneaky = "x'}) MATCH (n) DETACH DELETE n //"
+  const none = yield* repository.findByTitle(sneaky)
+  yield* Console.log(`findByTitle(an injection attempt): ${Option.isNone(none) ? "no movie, nothing deleted" : "?"}`)
+})
+
+const alien = new Node(0, ["Movie"], { title: "Alien", year: 1979 })
+const aliens = new Node(1, ["Movie"], { title: "Aliens", year: 1986 })
+const scripted: ReadonlyArray<FalkorDBMock.Script> = [
+  {
+    query: "MERGE (m:Movie {title: $p0}) SET m.year = $p1 RETURN m",
+    respond: (call) => ({ rows: [{ m: call.parameters.p0 === "Alien" ? alien : aliens }] })
+  },
+  {
+    query: "MATCH (m:Movie {title: $p0}) RETURN m LIMIT 1",
+    respond: (call) => (call.parameters.p0 === "Alien" ? { rows: [{ m: alien }] } : { rows: [], columns: ["m"] })
+  },
+  {
+    query: "MATCH (m:Movie) WHERE m.year >= $p0 AND m.year <= $p1 RETURN m ORDER BY m.year",
+    rows: [{ m: aliens }]
+  }
+]
 
 const program = Effect.gen(function* () {
   const server = yield* Embedded.EmbeddedServer
   yield* Console.log(
     `redis-server ${server.version} on ${server.url} (FalkorDB module ${server.moduleLoaded ? "loaded" : "not loaded"})`
   )
-  const commands: ReadonlyArray<Encoder.Command> = [
-    ["PING"],
-    ["SET", "demo:greeting", "hello, graph"],
-    ["GET", "demo:greeting"],
-    ["INCRBY", "demo:counter", 41],
-    ["INCR", "demo:counter"],
-    ["GRAPH.QUERY", "demo", "RETURN 1 AS one", "--compact"]
-  ]
-  const replies = yield* roundTrip(server.port, commands)
-  for (const [i, command] of commands.entries()) {
-    yield* Console.log(`> ${command.join(" ")}\n  ${show(replies[i]!)}`)
-  }
-  const graphReply = replies[replies.length - 1]!
-  if (graphReply instanceof Reply.ErrorReply && /unknown command/i.test(graphReply.message)) {
-    yield* Console.log("The FalkorDB module is not loaded here; set FALKORDB_MODULE=/path/to/falkordb.so to load it.")
+  const client = FalkorDB.layer({ url: server.url })
+  yield* Effect.gen(function* () {
+    yield* plainRedis
+    if (server.moduleLoaded) {
+      yield* Console.log("graph queries against the real FalkorDB module:")
+      yield* movies.pipe(Effect.provide(Repository.layer("demo-movies")))
+      return
+    }
+    // Without the module the server answers graph commands with a typed, explained error.
+    const graph = (yield* FalkorDB.FalkorDB).graph("demo-movies")
+    const missing = yield* Effect.flip(graph.roQuery("RETURN 1"))
+    yield* Console.log(`graph query on this server: ${missing.reason}: ${missing.message}\n  hint: ${missing.hint}`)
+  }).pipe(Effect.provide(client))
+  if (!server.moduleLoaded) {
+    yield* Console.log("the same repository on FalkorDBMock (the real client over a scripted connection):")
+    yield* movies.pipe(
+      Effect.provide(Repository.layer("demo-movies").pipe(Layer.provideMerge(FalkorDBMock.layer(scripted))))
+    )
   }
 })
 
-program.pipe(Effect.provide(Embedded.layer()), Effect.runPromise).catch((error) => {
-  console.error(error)
-  process.exitCode = 1
-})
+Effect.runPromise(program.pipe(Effect.provide(Embedded.layer()))).then(
+  () => console.log("demo finished"),
+  (error) => {
+    console.error("demo failed:", error)
+    process.exitCode = 1
+  }
+)

@@ -21,7 +21,11 @@ export interface Scenario {
   readonly exchanges: ReadonlyArray<Exchange>
 }
 
-export const fixtureRoot = "/work/shared/fixtures"
+// The recorded corpus: FIXTURES_DIR, or `shared/fixtures` beside the checkout (as FixtureReplay finds it).
+export const fixtureRoot =
+  process.env.FIXTURES_DIR !== undefined && process.env.FIXTURES_DIR !== ""
+    ? path.resolve(process.env.FIXTURES_DIR)
+    : path.resolve(import.meta.dirname, "../../../../shared/fixtures")
 export const versions = ["falkordb-4.4.0", "falkordb-4.18.11"] as const
 
 export const loadScenarios = (version: string): ReadonlyArray<Scenario> => {
