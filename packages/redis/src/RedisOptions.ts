@@ -60,6 +60,13 @@ export interface RedisOptions {
   /** How long closing waits for replies still owed before it fails them. Default 5 seconds. */
   readonly closeTimeout?: Duration.Input | undefined
   /**
+   * Stall detector, off by default: when commands are owed and no byte has arrived for this
+   * long, the connection is presumed dead, torn down (owed commands fail with
+   * `written: true`) and replaced. Must be above `commandTimeout`; a command asking for a
+   * longer timeout runs on an exclusive connection instead of the shared pipe.
+   */
+  readonly stallTimeout?: Duration.Input | undefined
+  /**
    * Commands allowed queued + in flight per connection (the FullDuplexWindow). Default 65536.
    * A full window suspends callers; it bounds memory.
    */
@@ -90,6 +97,8 @@ export interface ResolvedOptions {
   readonly reconnectBaseDelay: number
   readonly reconnectMaxDelay: number
   readonly closeTimeout: number
+  /** `Infinity` when the stall detector is off. */
+  readonly stallTimeout: number
   readonly window: number
   readonly maxReplyBytes: number
   /** `host:port/db` or `unix:path/db`: the stable name of the server. */
@@ -274,6 +283,13 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     )
   }
   const closeTimeout = yield* durationMillis("closeTimeout", options.closeTimeout, 5_000, false)
+  const stallTimeout = yield* durationMillis("stallTimeout", options.stallTimeout, Number.POSITIVE_INFINITY, true)
+  if (stallTimeout !== Number.POSITIVE_INFINITY && commandTimeout >= stallTimeout) {
+    return yield* fail(
+      "stallTimeout",
+      `commandTimeout (${commandTimeout} ms) must be < stallTimeout (${stallTimeout} ms), or a slow command would tear down the shared connection; raise stallTimeout or lower commandTimeout`
+    )
+  }
   const window = yield* positiveInteger("window", options.window, DEFAULT_WINDOW)
   const maxReplyBytes = yield* positiveInteger("maxReplyBytes", options.maxReplyBytes, 512 * 1024 * 1024)
   const address =
@@ -293,6 +309,7 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     reconnectBaseDelay,
     reconnectMaxDelay,
     closeTimeout,
+    stallTimeout,
     window,
     maxReplyBytes,
     target

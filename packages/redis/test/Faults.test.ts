@@ -198,6 +198,41 @@ describe("faults", { timeout: 60_000 }, () => {
     })
   )
 
+  it.live("stall detector: a stopped server's connection is replaced; its late bytes never reach new requests", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.make()
+      const { service: redis, engines } = yield* build("single", server.url, {
+        commandTimeout: 100,
+        stallTimeout: 300,
+        connectTimeout: 200,
+        reconnect: { baseDelay: 20, maxDelay: 50 }
+      })
+      yield* server.signal("SIGSTOP")
+      const owed = yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => Effect.forkChild(Effect.flip(redis.execute(["ECHO", `stale-${i}`], { timeout: 250 }))),
+        { discard: false }
+      )
+      const errors = yield* Effect.forEach(owed, Fiber.join)
+      for (const error of errors) {
+        assert.strictEqual(error._tag, "RedisTimeout")
+        if (error._tag === "RedisTimeout") assert.isTrue(error.written)
+      }
+      // The detector tears the connection down while the server is stopped.
+      for (let i = 0; i < 100 && engines[0].online; i++) yield* Effect.sleep(10)
+      assert.isFalse(engines[0].online)
+      yield* server.signal("SIGCONT")
+      yield* untilOnline(redis)
+      yield* aligned(redis, "fresh")
+      assert.isAtLeast(engines[0].connects, 2)
+      assert.strictEqual(engines[0].window.inUse, 0)
+      // A timeout above stallTimeout is diverted to a connection of its own.
+      assert.strictEqual(yield* redis.execute(["PING"], { timeout: 1000 }), "PONG")
+      const refused = yield* Effect.flip(redis.submit(["PING"], { timeout: 1000 }))
+      assert.strictEqual(refused._tag === "RedisCommandError" && refused.reason, "NotMultiplexable")
+    })
+  )
+
   it.live("a proxy that writes one byte at a time: every reply still lands on its own caller", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.make()

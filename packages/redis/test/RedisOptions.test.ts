@@ -95,6 +95,11 @@ describe("RedisOptions", () => {
           "tls",
           "TLS over a unix socket is not supported; drop tls or connect over TCP"
         ],
+        [
+          { commandTimeout: 5000, stallTimeout: 5000 },
+          "stallTimeout",
+          "commandTimeout (5000 ms) must be < stallTimeout (5000 ms), or a slow command would tear down the shared connection; raise stallTimeout or lower commandTimeout"
+        ],
         [{ clientName: "has space" }, "clientName", 'clientName cannot contain spaces or newlines (got "has space")'],
         [{ offlineQueue: "drop" as "queue" }, "offlineQueue", 'offlineQueue must be "queue" or "failFast" (got "drop")']
       ]

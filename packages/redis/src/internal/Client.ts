@@ -208,7 +208,18 @@ const withExclusive =
   <A, E, R>(
     use: (connection: ExclusiveConnection) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>> =>
-    Effect.scoped(Effect.flatMap(makeEngine(resolved), (engine) => use(exclusiveFace(engine))))
+    // Its own connection: long or blocking commands are what it is for, so no stall detector.
+    Effect.scoped(
+      Effect.flatMap(makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }), (engine) =>
+        use(exclusiveFace(engine))
+      )
+    )
+
+/** A per-command timeout above the stall threshold would let the stall detector kill the shared pipe. */
+const outlastsStall = (options: CommandOptions | undefined, resolved: ResolvedOptions): boolean =>
+  resolved.stallTimeout !== Number.POSITIVE_INFINITY &&
+  options?.timeout !== undefined &&
+  timeoutOf(options, resolved) >= resolved.stallTimeout
 
 /** How a shared client picks an engine. */
 interface Router {
@@ -236,7 +247,7 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
       Effect.suspend(() => {
         const refused = refusal(command)
         if (refused !== undefined) return Effect.fail(refused)
-        if (CommandKeys.isBlocking(command)) {
+        if (CommandKeys.isBlocking(command) || outlastsStall(options, resolved)) {
           return exclusive((connection) => connection.execute(command, options))
         }
         return engineExecute(router.forCommand(command), command, options)
@@ -245,6 +256,14 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
       Effect.suspend(() => {
         const refused = refusal(command)
         if (refused !== undefined) return Effect.fail(refused)
+        if (outlastsStall(options, resolved)) {
+          return Effect.fail(
+            new RedisCommandError({
+              reason: "NotMultiplexable",
+              message: `a timeout of ${timeoutOf(options, resolved)} ms is at or above stallTimeout (${resolved.stallTimeout} ms), so it cannot ride the shared pipe; use execute (diverted to an exclusive connection) or withExclusive`
+            })
+          )
+        }
         if (CommandKeys.isBlocking(command)) {
           return Effect.fail(
             new RedisCommandError({
@@ -263,7 +282,7 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
         }
         const problem = batchStateProblem(commands)
         if (problem !== undefined) return Effect.fail(problem)
-        if (commands.some(CommandKeys.isBlocking)) {
+        if (commands.some(CommandKeys.isBlocking) || outlastsStall(options, resolved)) {
           return exclusive((connection) => connection.pipeline(commands, options))
         }
         const engine = router.forBatch(commands)
@@ -439,6 +458,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         )
       )
     })
+  const exclusive = withExclusive(resolved)
   // State set on a pooled connection would leak to the next borrower.
   const pooledRefusal = (command: Command): RedisCommandError | undefined =>
     validateCommand(command) ??
@@ -459,6 +479,13 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         if (refused !== undefined) return Effect.fail(refused)
         // A borrowed connection is the caller's own, so a blocking command may wait on it.
         const effective = CommandKeys.isBlocking(command) ? blockingOptions(options) : options
+        if (
+          resolved.stallTimeout !== Number.POSITIVE_INFINITY &&
+          (CommandKeys.isBlocking(command) || outlastsStall(options, resolved))
+        ) {
+          // The pooled connections watch for stalls; a wait longer than that needs a connection without the detector.
+          return exclusive((connection) => connection.execute(command, options))
+        }
         return borrow(effective, (engine, left) => engineExecute(engine, command, left))
       }),
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
@@ -484,7 +511,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         if (problem !== undefined) return Effect.fail(problem)
         return borrow(options, (engine, left) => enginePipeline(engine, commands, left))
       }),
-    withExclusive: withExclusive(resolved)
+    withExclusive: exclusive
   }
   return { service, engines: [] as ReadonlyArray<Engine> }
 })

@@ -123,6 +123,8 @@ class Connection {
   dead = false
   failure: RedisError | undefined = undefined
   replies = 0
+  /** When the last byte arrived, or when the oldest owed command was written if later. */
+  lastByteAt = performance.now()
   private settledRequests: Array<Request> = []
   private settledReplies: Array<Reply> = []
   private drainWaiter: (() => void) | undefined = undefined
@@ -136,6 +138,7 @@ class Connection {
     this.decoder = new Decoder((reply) => this.onReply(reply), { maxBulkLength: engine.options.maxReplyBytes })
     socket.on("data", (chunk: Buffer) => {
       if (this.dead) return
+      this.lastByteAt = performance.now()
       const error = this.decoder.feed(chunk)
       this.flushSettled()
       if (error !== undefined) {
@@ -410,7 +413,7 @@ export class Engine {
       request.deadline = performance.now() + request.timeout
       if (request.timeout === this.options.commandTimeout) this.defaultDeadlines.push(request)
       else this.customDeadlines.add(request)
-      if (this.sweeper === undefined) this.sweeper = setInterval(() => this.sweep(), 10)
+      this.startSweeper()
     }
     // Idle fast path: nothing queued, nothing owed, the socket ready — write now instead of
     // waking the writer fiber (one scheduler hop less per round trip at low load). Under load
@@ -489,8 +492,26 @@ export class Engine {
     )
   }
 
+  private startSweeper(): void {
+    if (this.sweeper === undefined) this.sweeper = setInterval(() => this.sweep(), 10)
+  }
+
   private sweep(): void {
     const now = performance.now()
+    const connection = this.connection
+    if (
+      connection !== undefined &&
+      !connection.dead &&
+      connection.inflight.length > 0 &&
+      now - connection.lastByteAt >= this.options.stallTimeout
+    ) {
+      connection.fatal(
+        new RedisConnectionLost({
+          written: true,
+          message: `no byte from ${this.options.target} for ${this.options.stallTimeout} ms while ${connection.inflight.length} commands were owed (stallTimeout); the connection was replaced and the commands may have run`
+        })
+      )
+    }
     for (;;) {
       const head = this.defaultDeadlines.peek()
       if (head === undefined) break
@@ -508,7 +529,9 @@ export class Engine {
         this.expire(request)
       }
     }
-    if (this.defaultDeadlines.length === 0 && this.customDeadlines.size === 0) {
+    const owed = this.connection !== undefined && this.connection.inflight.length > 0
+    const watching = owed && this.options.stallTimeout !== Number.POSITIVE_INFINITY
+    if (this.defaultDeadlines.length === 0 && this.customDeadlines.size === 0 && !watching) {
       clearInterval(this.sweeper)
       this.sweeper = undefined
     }
@@ -556,6 +579,11 @@ export class Engine {
       else for (const command of request.commands) commands.push(command)
     }
     if (commands === undefined) return false
+    if (this.options.stallTimeout !== Number.POSITIVE_INFINITY) {
+      // Nothing was owed before this write: the stall clock starts now.
+      if (connection.inflight.length === commands.length) connection.lastByteAt = performance.now()
+      this.startSweeper()
+    }
     return connection.write(encodeCommands(commands))
   }
 
