@@ -1,10 +1,97 @@
 /**
- * The benchmark command: `npx -y pnpm@12.4.2 bench` (add `--quick` for fewer runs).
- * Prints markdown tables labelled with machine, Node version and date.
- * Today it runs the RESP decoder table; the connection-strategy, engine and peer tables of
- * the full-duplex issue land with the connection engine.
+ * The benchmark command: `npx -y pnpm@12.4.2 bench` (or `./node_modules/.bin/node
+ * packages/bench/src/main.ts`). Starts its own redis-server on loopback, prints markdown
+ * tables labelled with machine, Node version and date, and writes them to
+ * `packages/bench/RESULTS.md`.
+ *
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,decoder,graph`,
+ * `--no-write` (print only).
  */
+import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
 import * as Decoder from "./decoder.ts"
+import * as Engines from "./engines.ts"
+import * as Harness from "./harness.ts"
+import * as Peers from "./peers.ts"
+import * as Strategies from "./strategies.ts"
 
-const quick = process.argv.includes("--quick")
-console.log(Decoder.toMarkdown(Decoder.run({ runs: quick ? 3 : 7 })))
+const argv = process.argv.slice(2)
+const quick = argv.includes("--quick")
+const only = argv
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",")
+const wanted = (name: string) => only === undefined || only.includes(name)
+
+const settings = quick
+  ? { runs: 1, millis: 200, warmupMillis: 50, benchmarkRequests: 50_000, decoderRuns: 3, graphRuns: 3 }
+  : { runs: 3, millis: 600, warmupMillis: 150, benchmarkRequests: 300_000, decoderRuns: 7, graphRuns: 5 }
+
+interface GraphDecodeModule {
+  readonly run: (options: { readonly runs?: number }) => Promise<unknown>
+  readonly toMarkdown: (rows: never) => string
+}
+
+// The graph-decode table belongs to another module that may not be there: load it only if it is.
+const graphDecode = Effect.gen(function* () {
+  const url = new URL("./graph-decode.ts", import.meta.url)
+  if (!Fs.existsSync(url)) return undefined
+  const module = (yield* Effect.promise(() => import(url.href))) as GraphDecodeModule
+  const rows = yield* Effect.promise(() => module.run({ runs: settings.graphRuns }))
+  return module.toMarkdown(rows as never)
+})
+
+const log = (text: string) => Effect.sync(() => console.log(`${text}\n`))
+
+const program = Effect.gen(function* () {
+  const sections: Array<string> = []
+  const emit = (text: string) => {
+    sections.push(text)
+    return log(text)
+  }
+  yield* emit(
+    [
+      `## Benchmarks${quick ? " (--quick)" : ""}`,
+      "",
+      `Machine: ${Harness.machine()}`,
+      "",
+      `Method: closed loops against a redis-server started for this run on 127.0.0.1; each cell runs ` +
+        `${settings.runs}× for ${settings.millis} ms after a ${settings.warmupMillis} ms warm-up, the cells of a row ` +
+        `interleaved; figures are medians, ratios are medians of ratios taken within one run.`
+    ].join("\n")
+  )
+  const needsServer = wanted("strategies") || wanted("engines") || wanted("peers")
+  if (needsServer) {
+    yield* Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* Embedded.make()
+        yield* emit(`Server: redis-server ${server.version}, persistence off.`)
+        const options = { ...settings, port: server.port }
+        if (wanted("strategies")) yield* emit(yield* Strategies.run(options))
+        if (wanted("engines")) yield* emit(yield* Engines.run(options))
+        if (wanted("peers")) yield* emit(yield* Peers.run(options))
+      })
+    )
+  }
+  if (wanted("decoder")) {
+    yield* emit(`### RESP decoder\n\n${Decoder.toMarkdown(Decoder.run({ runs: settings.decoderRuns }))}`)
+  }
+  if (wanted("graph")) {
+    const graph = yield* graphDecode
+    if (graph !== undefined) yield* emit(`### Compact graph reply decoding\n\n${graph}`)
+  }
+  if (!argv.includes("--no-write")) {
+    const file = new URL("../RESULTS.md", import.meta.url)
+    yield* Effect.sync(() => Fs.writeFileSync(file, `${sections.join("\n\n")}\n`))
+    yield* log(`written to ${file.pathname}`)
+  }
+})
+
+Effect.runPromise(program).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,311 @@
+/**
+ * What every benchmark table shares: closed-loop load generators (one for Effect clients, one
+ * for promise clients), interleaved repetitions with medians and same-run ratios, and markdown
+ * rendering with the machine, Node version and date.
+ *
+ * @since 0.1.0
+ */
+import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import type { Command } from "@effect-falkordb/resp/Encoder"
+import type { Reply } from "@effect-falkordb/resp/Reply"
+import * as Effect from "effect/Effect"
+import * as os from "node:os"
+
+/**
+ * A closed-loop load: `callers` concurrent callers, each keeping `window` commands in flight
+ * (window 1 = await each command before sending the next).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Load {
+  readonly callers: number
+  readonly window: number
+}
+
+/**
+ * What a cell sends. `SET` writes one of 1024 keys with a 16-byte value; `INCR` increments one
+ * counter, so a test can check that the server saw exactly the operations a cell counted.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Op = "SET" | "INCR" | "PING/GET"
+
+/**
+ * The key `INCR` cells increment.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const COUNTER_KEY = "bench:counter"
+
+const VALUE = "0123456789abcdef"
+
+/**
+ * The command a caller sends for its `i`-th operation.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const commandFor = (op: Op, caller: number, i: number): Array<string> => {
+  switch (op) {
+    case "SET":
+      return ["SET", `bench:${(caller * 7919 + i) & 1023}`, VALUE]
+    case "INCR":
+      return ["INCR", COUNTER_KEY]
+    case "PING/GET":
+      return (i & 1) === 0 ? ["PING"] : ["GET", `bench:${caller & 1023}`]
+  }
+}
+
+/**
+ * Completed operations and the time from the first send to the last reply.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Sample {
+  readonly ops: number
+  readonly seconds: number
+}
+
+/**
+ * Operations per second of a sample.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const rate = (sample: Sample): number => sample.ops / sample.seconds
+
+/**
+ * Options of one cell run: its load, what it sends, and how long callers keep sending
+ * (commands already in flight at the deadline are awaited and counted).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CellOptions {
+  readonly load: Load
+  readonly op: Op
+  readonly millis: number
+}
+
+/**
+ * Closed loop through an Effect `RedisConnection`: `window` 1 uses `execute`, larger windows
+ * keep that many `submit` futures per caller and await the oldest before sending again.
+ *
+ * @since 0.1.0
+ * @category load
+ */
+export const runEffectCell = (
+  redis: RedisConnection["Service"],
+  options: CellOptions
+): Effect.Effect<Sample, unknown> =>
+  Effect.suspend(() => {
+    const { load, millis, op } = options
+    const start = performance.now()
+    const deadline = start + millis
+    let ops = 0
+    const caller = (c: number): Effect.Effect<void, unknown> =>
+      load.window === 1
+        ? Effect.gen(function* () {
+            let i = 0
+            while (performance.now() < deadline) {
+              yield* redis.execute(commandFor(op, c, i++))
+              ops++
+            }
+          })
+        : Effect.gen(function* () {
+            const inFlight: Array<{ readonly await: Effect.Effect<Reply, unknown> }> = []
+            let i = 0
+            while (performance.now() < deadline) {
+              if (inFlight.length === load.window) {
+                yield* inFlight.shift()!.await
+                ops++
+              }
+              inFlight.push(yield* redis.submit(commandFor(op, c, i++)))
+            }
+            for (const future of inFlight) {
+              yield* future.await
+              ops++
+            }
+          })
+    return Effect.forEach(
+      Array.from({ length: load.callers }, (_, c) => c),
+      caller,
+      {
+        concurrency: "unbounded",
+        discard: true
+      }
+    ).pipe(Effect.map(() => ({ ops, seconds: (performance.now() - start) / 1000 })))
+  })
+
+/**
+ * Closed loop through a promise client (`send` resolves with the reply, rejects on an error).
+ *
+ * @since 0.1.0
+ * @category load
+ */
+export const runPromiseCell = async (
+  send: (command: Command) => Promise<unknown>,
+  options: CellOptions
+): Promise<Sample> => {
+  const { load, millis, op } = options
+  const start = performance.now()
+  const deadline = start + millis
+  let ops = 0
+  const caller = async (c: number): Promise<void> => {
+    const inFlight: Array<Promise<unknown>> = []
+    let i = 0
+    while (performance.now() < deadline) {
+      if (inFlight.length === load.window) {
+        await inFlight.shift()
+        ops++
+      }
+      inFlight.push(send(commandFor(op, c, i++)))
+    }
+    for (const pending of inFlight) {
+      await pending
+      ops++
+    }
+  }
+  await Promise.all(Array.from({ length: load.callers }, (_, c) => caller(c)))
+  return { ops, seconds: (performance.now() - start) / 1000 }
+}
+
+/**
+ * The median of some numbers (the mean of the middle two for an even count).
+ *
+ * @since 0.1.0
+ * @category statistics
+ */
+export const median = (values: ReadonlyArray<number>): number => {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/**
+ * One measured cell of a table: a row label, a column label and the effect that runs it once
+ * for about `millis`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Cell {
+  readonly row: string
+  readonly column: string
+  readonly run: (millis: number) => Effect.Effect<Sample, unknown>
+}
+
+/**
+ * How often and how long cells run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MeasureOptions {
+  readonly runs: number
+  readonly millis: number
+  /** A shorter first round, not recorded; 0 skips it. */
+  readonly warmupMillis: number
+}
+
+/**
+ * Samples of every cell, keyed by `row` then `column`, in run order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Measured = ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Sample>>>
+
+/**
+ * Runs every cell once as a warm-up, then `runs` rounds in which each cell runs once, in
+ * order: the cells of a row are interleaved, so noise on the machine hits them alike.
+ *
+ * @since 0.1.0
+ * @category statistics
+ */
+export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Effect.Effect<Measured, unknown> =>
+  Effect.gen(function* () {
+    const out = new Map<string, Map<string, Array<Sample>>>()
+    if (options.warmupMillis > 0) for (const cell of cells) yield* cell.run(options.warmupMillis)
+    for (let r = 0; r < options.runs; r++) {
+      for (const cell of cells) {
+        const sample = yield* cell.run(options.millis)
+        let row = out.get(cell.row)
+        if (row === undefined) out.set(cell.row, (row = new Map()))
+        let list = row.get(cell.column)
+        if (list === undefined) row.set(cell.column, (list = []))
+        list.push(sample)
+      }
+    }
+    return out
+  })
+
+/**
+ * The median rate (ops/s) of a cell.
+ *
+ * @since 0.1.0
+ * @category statistics
+ */
+export const medianRate = (measured: Measured, row: string, column: string): number =>
+  median((measured.get(row)?.get(column) ?? []).map(rate))
+
+/**
+ * The median over runs of `a ÷ b`, each ratio taken from the same run.
+ *
+ * @since 0.1.0
+ * @category statistics
+ */
+export const medianRatio = (measured: Measured, row: string, a: string, b: string): number => {
+  const as = measured.get(row)?.get(a) ?? []
+  const bs = measured.get(row)?.get(b) ?? []
+  return median(as.map((sample, i) => rate(sample) / rate(bs[i]!)))
+}
+
+/**
+ * One line naming the machine, Node version and date.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const machine = (): string => {
+  const cpus = os.cpus()
+  return `${cpus[0]?.model.trim() ?? "unknown CPU"} × ${cpus.length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}, ${new Date().toISOString()}`
+}
+
+/**
+ * Formats an ops/s figure with thousands separators.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const formatRate = (value: number): string =>
+  Number.isFinite(value) ? Math.round(value).toLocaleString("en-US") : "—"
+
+/**
+ * Formats a ratio as `1.23x`.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const formatRatio = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}x` : "—")
+
+/**
+ * A markdown table.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  for (const row of rows) {
+    if (row.length !== header.length) {
+      throw new Error(`table row has ${row.length} cells for ${header.length} columns: ${row.join(" | ")}`)
+    }
+  }
+  const align = header.map((_, i) => (i === 0 ? "---" : "---:"))
+  return [header, align, ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n")
+}

@@ -1,0 +1,133 @@
+/**
+ * Smoke test of the benchmark harness: one very small cell of each kind runs to completion
+ * and the server saw exactly the operations the cell counted. No timing is asserted.
+ */
+import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+import { replyToString } from "@effect-falkordb/resp/Reply"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Harness from "../src/harness.ts"
+import * as Peers from "../src/peers.ts"
+import * as RedisBenchmark from "../src/redisBenchmark.ts"
+
+describe("harness (pure)", () => {
+  it("median", () => {
+    assert.strictEqual(Harness.median([3, 1, 2]), 2)
+    assert.strictEqual(Harness.median([4, 1, 3, 2]), 2.5)
+    assert.isNaN(Harness.median([]))
+  })
+
+  it.effect("measure interleaves the cells of every round and keeps run order for same-run ratios", () =>
+    Effect.gen(function* () {
+      const order: Array<string> = []
+      const cell = (row: string, column: string, ops: number): Harness.Cell => ({
+        row,
+        column,
+        run: (millis) =>
+          Effect.sync(() => {
+            order.push(`${row}/${column}@${millis}`)
+            return { ops: ops * (order.length + 1), seconds: 1 }
+          })
+      })
+      const measured = yield* Harness.measure([cell("r", "a", 2), cell("r", "b", 1)], {
+        runs: 2,
+        millis: 10,
+        warmupMillis: 1
+      })
+      assert.deepStrictEqual(order, ["r/a@1", "r/b@1", "r/a@10", "r/b@10", "r/a@10", "r/b@10"])
+      // a ran right before b in each round: a = 2·(k), b = 1·(k+1) with k = 4 and 6.
+      assert.deepStrictEqual(
+        measured
+          .get("r")
+          ?.get("a")
+          ?.map((s) => s.ops),
+        [8, 12]
+      )
+      assert.deepStrictEqual(
+        measured
+          .get("r")
+          ?.get("b")
+          ?.map((s) => s.ops),
+        [5, 7]
+      )
+      assert.strictEqual(Harness.medianRatio(measured, "r", "a", "b"), (8 / 5 + 12 / 7) / 2)
+    })
+  )
+
+  it("parses redis-benchmark CSV", () => {
+    const output = '"test","rps","avg_latency_ms"\n"SET","434782.59","0.500"\n'
+    assert.strictEqual(RedisBenchmark.parseCsv(output), 434782.59)
+    assert.isUndefined(RedisBenchmark.parseCsv('"test","rps"\n'))
+  })
+})
+
+const counter = (redis: RedisConnection.RedisConnection["Service"]) =>
+  redis.execute(["GET", Harness.COUNTER_KEY]).pipe(Effect.map((reply) => Number(replyToString(reply) ?? "0")))
+
+const setCalls = (redis: RedisConnection.RedisConnection["Service"]) =>
+  redis.execute(["INFO", "commandstats"]).pipe(
+    Effect.map((reply) => {
+      const match = /cmdstat_set:calls=(\d+)/.exec(replyToString(reply) ?? "")
+      return match === null ? 0 : Number(match[1])
+    })
+  )
+
+layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("harness cells (redis-server)", (it) => {
+  const url = Effect.gen(function* () {
+    const server = yield* Embedded.EmbeddedServer
+    return server.url
+  })
+
+  /** Runs a cell and checks the counter moved by exactly the ops it reports. */
+  const counted = (run: Effect.Effect<Harness.Sample, unknown>) =>
+    Effect.gen(function* () {
+      const check = yield* RedisConnection.makeSingle({ url: yield* url })
+      const before = yield* counter(check)
+      const sample = yield* run
+      const after = yield* counter(check)
+      assert.isAbove(sample.ops, 0)
+      assert.isAbove(sample.seconds, 0)
+      assert.strictEqual(after - before, sample.ops)
+    })
+
+  const load = (callers: number, window: number) => ({ load: { callers, window }, op: "INCR" as const, millis: 30 })
+
+  it.effect("Effect cells: pooled, multiplexed (execute), multiplexed x4 (submit window)", () =>
+    Effect.gen(function* () {
+      const u = yield* url
+      const pooled = yield* RedisConnection.makePooled({ url: u, size: 2 })
+      const one = yield* RedisConnection.makeMultiplexed({ url: u, connections: 1 })
+      const four = yield* RedisConnection.makeMultiplexed({ url: u, connections: 4, routing: "spread" })
+      yield* counted(Harness.runEffectCell(pooled, load(4, 1)))
+      yield* counted(Harness.runEffectCell(one, load(8, 1)))
+      yield* counted(Harness.runEffectCell(four, load(8, 8)))
+    })
+  )
+
+  it.effect("promise cells: every peer, window 1 and a window of 8", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      for (const peer of Peers.peers) {
+        const client = yield* Effect.acquireRelease(
+          Effect.promise(() => peer.open(server.port)),
+          (c) => Effect.promise(() => c.close())
+        )
+        yield* counted(Effect.promise(() => Harness.runPromiseCell(client.send, load(4, 1))))
+        yield* counted(Effect.promise(() => Harness.runPromiseCell(client.send, load(4, 8))))
+      }
+    })
+  )
+
+  it.effect("redis-benchmark cell: the server ran exactly the SETs it reported", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      const check = yield* RedisConnection.makeSingle({ url: server.url })
+      const before = yield* setCalls(check)
+      const sample = yield* RedisBenchmark.measureOnce({ port: server.port, pipeline: 16, requests: 2000 })
+      const after = yield* setCalls(check)
+      assert.strictEqual(sample.ops, 2000)
+      assert.strictEqual(after - before, 2000)
+    })
+  )
+})
