@@ -46,19 +46,31 @@ const invalidTimeout = (options: CommandOptions | undefined): RedisCommandError 
   return undefined
 }
 
-/** Sends one command on an engine and waits; an interrupted caller's unwritten command is never sent. */
+/**
+ * Sends one command on an engine and waits; an interrupted caller's unwritten command is
+ * never sent. The uncontended path is a single `Effect.callback`: permits taken and the
+ * request handed over synchronously, the reader resumes the caller directly (no Deferred).
+ */
 export const engineExecute = (
   engine: Engine,
   command: Command,
   options: CommandOptions | undefined
 ): Effect.Effect<Reply, RedisError> =>
-  Effect.suspend(() => {
-    const invalid = validateCommand(command) ?? invalidTimeout(options)
-    if (invalid !== undefined) return Effect.fail(invalid)
+  Effect.callback<Reply, RedisError>((resume) => {
+    const invalid = validateCommand(command) ?? invalidTimeout(options) ?? engine.refusal()
+    if (invalid !== undefined) return resume(Effect.fail(invalid))
     const request = new Request([command], false, 1, timeoutOf(options, engine.options))
-    return Effect.onInterrupt(
-      Effect.andThen(engine.admit(request), Deferred.await(request.deferred as Deferred.Deferred<Reply, RedisError>)),
-      () => Effect.sync(() => engine.abandon(request))
+    if (engine.window.tryTake(1)) {
+      request.resume = resume
+      engine.enqueue(request)
+      return Effect.sync(() => engine.abandon(request))
+    }
+    // The window is full: wait for room (bounded by the timeout), then for the reply.
+    resume(
+      Effect.onInterrupt(
+        Effect.andThen(engine.admit(request), Deferred.await(request.deferred as Deferred.Deferred<Reply, RedisError>)),
+        () => Effect.sync(() => engine.abandon(request))
+      )
     )
   })
 

@@ -98,7 +98,14 @@ export class Request {
   state = QUEUED
   replies: Array<Reply> | undefined = undefined
   deadline = 0
-  readonly deferred: Deferred.Deferred<any, RedisError> = Deferred.makeUnsafe()
+  /**
+   * How the waiting caller is resumed: an `Effect.callback` resume on the hot path
+   * (`execute`), or a Deferred for futures (`submit`) and the slow path, made on demand.
+   */
+  resume: ((effect: Effect.Effect<any, RedisError>) => void) | undefined = undefined
+  private deferredValue: Deferred.Deferred<any, RedisError> | undefined = undefined
+  /** The outcome, once settled, expired or failed. */
+  exit: Exit.Exit<any, RedisError> | undefined = undefined
   commands: ReadonlyArray<Command>
   /** Batches resolve to all their replies, error replies included as values. */
   readonly batch: boolean
@@ -110,6 +117,27 @@ export class Request {
     this.batch = batch
     this.permits = permits
     this.timeout = timeout
+  }
+  get deferred(): Deferred.Deferred<any, RedisError> {
+    if (this.deferredValue === undefined) {
+      this.deferredValue = Deferred.makeUnsafe()
+      if (this.exit !== undefined) Deferred.doneUnsafe(this.deferredValue, this.exit)
+    }
+    return this.deferredValue
+  }
+  get done(): boolean {
+    return this.exit !== undefined
+  }
+  /** Completes the request once; later completions (a late reply after a timeout) are ignored. */
+  complete(exit: Exit.Exit<any, RedisError>): void {
+    if (this.exit !== undefined) return
+    this.exit = exit
+    const resume = this.resume
+    if (resume !== undefined) {
+      this.resume = undefined
+      resume(exit)
+    }
+    if (this.deferredValue !== undefined) Deferred.doneUnsafe(this.deferredValue, exit)
   }
   get written(): boolean {
     return this.state === WRITTEN || this.state === SETTLED
@@ -365,7 +393,7 @@ export class Engine {
   // ---------------------------------------------------------------------------
   // admission
 
-  private refusal(): RedisError | undefined {
+  refusal(): RedisError | undefined {
     if (this.closing) {
       return new RedisClosed({ message: `the client of ${this.options.target} is closed` })
     }
@@ -404,7 +432,7 @@ export class Engine {
     })
   }
 
-  private enqueue(request: Request): void {
+  enqueue(request: Request): void {
     if (this.closing) {
       this.fail(request, new RedisClosed({ message: `the client of ${this.options.target} is closed` }))
       return
@@ -436,6 +464,8 @@ export class Engine {
 
   /** The caller stopped waiting: a request not yet written is never sent. */
   abandon(request: Request): void {
+    // The interrupted caller is gone: a late completion must not resume it.
+    request.resume = undefined
     if (request.state === QUEUED) request.state = ABANDONED
   }
 
@@ -463,7 +493,7 @@ export class Engine {
     request.replies = undefined
     // Permits first: completing the Deferred may resume the caller, who must see them back.
     if (request.permits > 0) this.window.release(request.permits)
-    Deferred.doneUnsafe(request.deferred, exit)
+    request.complete(exit)
   }
 
   fail(request: Request, error: RedisError): void {
@@ -471,15 +501,14 @@ export class Engine {
     request.commands = EMPTY_COMMANDS
     request.replies = undefined
     if (request.permits > 0) this.window.release(request.permits)
-    Deferred.doneUnsafe(request.deferred, Exit.fail(error))
+    request.complete(Exit.fail(error))
   }
 
   private expire(request: Request): void {
-    if (Deferred.isDoneUnsafe(request.deferred)) return
+    if (request.done) return
     const written = request.written
     if (!written) request.state = ABANDONED
-    Deferred.doneUnsafe(
-      request.deferred,
+    request.complete(
       Exit.fail(
         new RedisTimeout({
           written,
@@ -515,7 +544,7 @@ export class Engine {
     for (;;) {
       const head = this.defaultDeadlines.peek()
       if (head === undefined) break
-      if (Deferred.isDoneUnsafe(head.deferred)) {
+      if (head.done) {
         this.defaultDeadlines.shift()
       } else if (head.deadline <= now) {
         this.defaultDeadlines.shift()
@@ -523,7 +552,7 @@ export class Engine {
       } else break
     }
     for (const request of this.customDeadlines) {
-      if (Deferred.isDoneUnsafe(request.deferred)) this.customDeadlines.delete(request)
+      if (request.done) this.customDeadlines.delete(request)
       else if (request.deadline <= now) {
         this.customDeadlines.delete(request)
         this.expire(request)
