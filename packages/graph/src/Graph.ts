@@ -468,25 +468,28 @@ export const make = (
       options?: QueryOptions
     ): Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]> => {
       const decode = Schema.decodeUnknownEffect(schemaOfRow)
-      let index = 0
-      return rows(query, parameters, options).pipe(
-        Stream.mapEffect((row) => {
-          const at = index++
-          return decode(row.toObject()).pipe(
-            Effect.mapError((cause) => {
-              const path = firstPathKey(cause)
-              return new FalkorError({
-                reason: "RowDecode",
-                message: `row ${at}${path === undefined ? "" : `, column "${path}"`}: ${cause.message}`,
-                graph: name,
-                row: at,
-                column: path,
-                cause
+      // The row counter belongs to one run: running the same stream again counts from 0.
+      return Stream.suspend(() => {
+        let index = 0
+        return rows(query, parameters, options).pipe(
+          Stream.mapEffect((row) => {
+            const at = index++
+            return decode(row.toObject()).pipe(
+              Effect.mapError((cause) => {
+                const path = firstPathKey(cause)
+                return new FalkorError({
+                  reason: "RowDecode",
+                  message: `row ${at}${path === undefined ? "" : `, column "${path}"`}: ${cause.message}`,
+                  graph: name,
+                  row: at,
+                  column: path,
+                  cause
+                })
               })
-            })
-          )
-        })
-      )
+            )
+          })
+        )
+      })
     }
 
   const stream = runStream("GRAPH.QUERY", "Graph.stream")

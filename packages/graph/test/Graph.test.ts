@@ -256,6 +256,11 @@ describe("Graph", () => {
           assert.strictEqual(e.reason, "RowDecode")
           assert.strictEqual(e.row, 1)
           assert.strictEqual(e.column, "age")
+          // One stream value run twice: each run counts its rows from 0.
+          const reused = db.graph("g").roQueryAs(Person, "MATCH (p) RETURN p, p.age AS age")
+          const first = yield* Effect.flip(Stream.runCollect(reused))
+          const second = yield* Effect.flip(Stream.runCollect(reused))
+          assert.deepStrictEqual([first.row, second.row], [1, 1])
           const full = yield* db
             .graph("g")
             .roQueryAs(Schema.Struct({ p: Value.nodeOf(Schema.Struct({ name: Schema.String })) }), "MATCH (p) RETURN p")
