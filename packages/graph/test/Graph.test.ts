@@ -13,7 +13,7 @@ import * as FalkorDB from "../src/FalkorDB.ts"
 import type { FalkorError } from "../src/FalkorError.ts"
 import { Node } from "../src/Value.ts"
 import * as Value from "../src/Value.ts"
-import { decodeReply, type Exchange, loadScenarios, type Scenario, versions } from "./fixtures.ts"
+import { decodeReply, fullSchema, loadScenarios, replayable, versions } from "./fixtures.ts"
 import { bulk, nameList, replay, resp, scripted } from "./helpers.ts"
 
 const stats = "*2\n$19\nCached execution: 0\n$52\nQuery internal execution time: 0.067516 milliseconds\n"
@@ -32,33 +32,6 @@ const withClient = <A, E>(
     const db = yield* FalkorDB.FalkorDB
     return yield* use(db, conn.calls)
   }).pipe(Effect.provide(FalkorDB.layerFromRedisWith(options)), Effect.provide(conn.layer))
-}
-
-// Probes whose request has exactly the shape this client sends.
-const replayable = (e: Exchange) =>
-  e.pass === "compact" &&
-  e.phase === "probe" &&
-  e.schema_refresh !== true &&
-  (e.request[0] === "GRAPH.QUERY" || e.request[0] === "GRAPH.RO_QUERY") &&
-  e.request[3] === "--compact" &&
-  (e.request.length === 4 || (e.request.length === 6 && e.request[4] === "TIMEOUT" && /^\d+$/.test(e.request[5]!)))
-
-const fullSchema = (s: Scenario): CompactReply.Names => {
-  const lists: Record<string, ReadonlyArray<string>> = {}
-  for (const e of s.exchanges) {
-    if (e.schema_refresh === true && e.request.length === 3) {
-      const r = decodeReply(e.reply_base64)
-      if (!(r instanceof ErrorReply)) lists[e.request[2]!] = CompactReply.parseNameList(r, s.graph, "GRAPH.RO_QUERY")
-    }
-  }
-  return (kind, id) =>
-    lists[
-      kind === "labels"
-        ? "CALL db.labels()"
-        : kind === "relationshipTypes"
-          ? "CALL db.relationshipTypes()"
-          : "CALL db.propertyKeys()"
-    ]?.[id]
 }
 
 describe("Graph over recorded replies (in-memory replay)", () => {

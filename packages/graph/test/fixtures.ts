@@ -1,8 +1,9 @@
 // Loads the recorded FalkorDB exchanges and decodes their replies with the resp Decoder.
 import { Decoder } from "@effect-falkordb/resp/Decoder"
-import type { Reply } from "@effect-falkordb/resp/Reply"
+import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as CompactReply from "../src/CompactReply.ts"
 
 export interface Exchange {
   readonly phase: string
@@ -50,3 +51,31 @@ export const hasCompactFlag = (request: ReadonlyArray<string>) =>
 
 export const isQueryCommand = (request: ReadonlyArray<string>) =>
   request[0] === "GRAPH.QUERY" || request[0] === "GRAPH.RO_QUERY"
+
+/** Probes whose request has exactly the shape this client sends. */
+export const replayable = (e: Exchange) =>
+  e.pass === "compact" &&
+  e.phase === "probe" &&
+  e.schema_refresh !== true &&
+  (e.request[0] === "GRAPH.QUERY" || e.request[0] === "GRAPH.RO_QUERY") &&
+  e.request[3] === "--compact" &&
+  (e.request.length === 4 || (e.request.length === 6 && e.request[4] === "TIMEOUT" && /^\d+$/.test(e.request[5]!)))
+
+/** The names of the recorded schema refresh (the scenario's final schema). */
+export const fullSchema = (s: Scenario): CompactReply.Names => {
+  const lists: Record<string, ReadonlyArray<string>> = {}
+  for (const e of s.exchanges) {
+    if (e.schema_refresh === true && e.request.length === 3) {
+      const r = decodeReply(e.reply_base64)
+      if (!(r instanceof ErrorReply)) lists[e.request[2]!] = CompactReply.parseNameList(r, s.graph, "GRAPH.RO_QUERY")
+    }
+  }
+  return (kind, id) =>
+    lists[
+      kind === "labels"
+        ? "CALL db.labels()"
+        : kind === "relationshipTypes"
+          ? "CALL db.relationshipTypes()"
+          : "CALL db.propertyKeys()"
+    ]?.[id]
+}
