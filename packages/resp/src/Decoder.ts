@@ -105,6 +105,7 @@ export class Decoder {
     this.position = 0
     this.base = 0
     this.stack = []
+    this.partial.length = 0
     this.pendingAttributes = []
     this.attributeCount = 0
     this.failure = undefined
@@ -311,6 +312,84 @@ export class Decoder {
     return negative ? -n : n
   }
 
+  /** Arrays the fast path opened but could not finish, innermost first (see `wholeArray`). */
+  private readonly partial: Array<Frame> = []
+
+  /**
+   * Parses an array recursively into preallocated arrays: no frame objects, no pushes, while
+   * its elements are in the buffer. When the buffer ends inside it, or at anything left to
+   * the general path (maps, sets, attributes, bulk errors, verbatim strings, nesting at the
+   * depth limit), it records the arrays it has open in `partial`, with what they hold so
+   * far, leaves `position` at the element it stopped before, and returns INCOMPLETE; the
+   * caller moves them onto the stack and the resumable path goes on from there, so nothing
+   * is parsed twice. Malformed scalars set `errorAt` exactly as the general path does.
+   */
+  private wholeArray(count: number, depth: number): Array<Reply> | typeof INCOMPLETE {
+    const buffer = this.buffer
+    const items = new Array<Reply>(count)
+    for (let k = 0; k < count; k++) {
+      const at = this.position
+      if (at >= buffer.length) return this.stopAt(at, items, k, count)
+      const type = buffer[at]!
+      if (type === 58 /* : */) {
+        const n = this.scanInteger(at + 1)
+        if (n !== undefined) {
+          this.position = this.scanNext
+          items[k] = n
+          continue
+        }
+      } else if (type === 36 /* $ */) {
+        const length = this.scanInteger(at + 1)
+        if (length === undefined || length < -1 || length > this.maxBulkLength) return this.stopAt(at, items, k, count)
+        const next = this.scanNext
+        if (length === -1) {
+          this.position = next
+          items[k] = null
+          continue
+        }
+        if (next + length + 2 > buffer.length || buffer[next + length] !== CR || buffer[next + length + 1] !== LF) {
+          return this.stopAt(at, items, k, count)
+        }
+        this.position = next + length + 2
+        items[k] = buffer.subarray(next, next + length)
+        continue
+      } else if (type === 42 /* * */) {
+        const inner = this.scanInteger(at + 1)
+        if (inner === undefined || inner < -1 || inner > this.maxAggregateLength || depth >= this.maxDepth) {
+          return this.stopAt(at, items, k, count)
+        }
+        this.position = this.scanNext
+        if (inner <= 0) {
+          items[k] = inner === 0 ? [] : null
+          continue
+        }
+        const child = this.wholeArray(inner, depth + 1)
+        if (child === INCOMPLETE) {
+          if (this.errorAt === undefined)
+            this.partial.push({ kind: Kind.Array, items: items.slice(0, k), expected: count })
+          return INCOMPLETE
+        }
+        items[k] = child
+        continue
+      } else if (type === 37 || type === 126 || type === 62 || type === 124 || type === 33 || type === 61) {
+        return this.stopAt(at, items, k, count)
+      }
+      // Other scalars (simple strings, errors, doubles, booleans, nulls, big numbers, long integers).
+      const value = this.parseElement()
+      if (value === INCOMPLETE || value === undefined) {
+        return this.errorAt === undefined ? this.stopAt(at, items, k, count) : INCOMPLETE
+      }
+      items[k] = value
+    }
+    return items
+  }
+
+  private stopAt(at: number, items: Array<Reply>, filled: number, expected: number): typeof INCOMPLETE {
+    this.position = at
+    this.partial.push({ kind: Kind.Array, items: items.slice(0, filled), expected })
+    return INCOMPLETE
+  }
+
   private parseElement(): Reply | undefined | typeof INCOMPLETE {
     const buffer = this.buffer
     const start = this.position
@@ -325,7 +404,17 @@ export class Decoder {
       const count = this.scanInteger(start + 1)
       if (count !== undefined && count > 0 && count <= this.maxAggregateLength && this.stack.length < this.maxDepth) {
         this.position = this.scanNext
-        this.stack.push({ kind: Kind.Array, items: [], expected: count })
+        if (this.attributeCount > 0) {
+          // Attributes are matched to values per nesting level: the general path tracks that.
+          this.stack.push({ kind: Kind.Array, items: [], expected: count })
+          return undefined
+        }
+        const whole = this.wholeArray(count, this.stack.length + 1)
+        if (whole !== INCOMPLETE) return whole
+        if (this.errorAt !== undefined) return INCOMPLETE
+        // Opened but not finished here: continue on the stack where the fast path stopped.
+        for (let i = this.partial.length - 1; i >= 0; i--) this.stack.push(this.partial[i]!)
+        this.partial.length = 0
         return undefined
       }
     } else if (type === 36 /* $ */) {

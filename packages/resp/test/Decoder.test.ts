@@ -122,6 +122,47 @@ describe("Decoder", () => {
     assert.deepStrictEqual(replies.map(plain), allExpected)
   })
 
+  it("nested arrays that mix what the array fast path takes and what it leaves to the general path decode alike at every split", () => {
+    // Arrays of integers, bulks and nulls (fast path) around a map, a set, an attribute, a
+    // verbatim string, a bulk error, a double, a big number and an empty array (general path).
+    const frame =
+      "*4\r\n*3\r\n:1\r\n$3\r\nabc\r\n$-1\r\n" +
+      "*4\r\n%1\r\n+k\r\n*2\r\n:7\r\n~1\r\n:8\r\n|1\r\n+a\r\n:1\r\n$1\r\nx\r\n=7\r\ntxt:abc\r\n!3\r\nERR\r\n" +
+      "*4\r\n,1.5\r\n(12345678901234567890\r\n*0\r\n:99999999999999999\r\n" +
+      "*1\r\n*1\r\n*1\r\n-ERR inner\r\n"
+    const expected = [
+      [1, { bulk: "abc" }, null],
+      [
+        { map: ["k", [7, { set: [8] }]] },
+        { attributes: { map: ["a", 1] }, value: { bulk: "x" } },
+        { verbatim: "txt", text: "abc" },
+        { error: "ERR" }
+      ],
+      [1.5, { bigint: "12345678901234567890" }, [], { bigint: "99999999999999999" }],
+      [[[{ error: "ERR inner" }]]]
+    ]
+    const b = bytes(frame)
+    const whole = decodeChunks([b])
+    assert.isUndefined(whole.error)
+    assert.strictEqual(whole.replies.length, 1)
+    const decoded = plain(whole.replies[0]!) as Array<unknown>
+    assert.deepStrictEqual(decoded, expected)
+    for (let cut = 0; cut <= b.length; cut++) {
+      for (const second of [cut, Math.min(b.length, cut + 5)]) {
+        const { replies, error } = decodeChunks([b.subarray(0, cut), b.subarray(cut, second), b.subarray(second)])
+        assert.isUndefined(error)
+        assert.deepStrictEqual(replies.map(plain), whole.replies.map(plain), `cut at ${cut}, ${second}`)
+      }
+    }
+    // Malformed inside a fast-path array: the same typed error and offset, whole or split.
+    const bad = bytes("*2\r\n*2\r\n:1\r\n:x\r\n:2\r\n")
+    for (let cut = 0; cut <= bad.length; cut++) {
+      const { error } = decodeChunks([bad.subarray(0, cut), bad.subarray(cut)])
+      assert.strictEqual(error?.reason, "InvalidInteger", `cut at ${cut}`)
+      assert.strictEqual(error?.offset, 13)
+    }
+  })
+
   it("decodes the corpus in random chunkings", () => {
     const b = bytes(all)
     fc.assert(
