@@ -207,9 +207,13 @@ export interface GraphOptions {
    * Send the server's `version <n>` schema check with every query, so a graph deleted
    * and re-created by someone else is detected before its reply is decoded (a mismatch
    * runs nothing; the client re-reads the schema and sends the query again, at most 3
-   * times). Costs one extra round trip after each schema change. Default `false`: then
-   * only the client's own `delete`/`copy`, and full refreshes whose names disagree with the
-   * cache, invalidate it.
+   * times). Costs one extra round trip plus one re-read of the cached kinds after each
+   * schema change (shared by every query in flight that hit the mismatch). Default `false`,
+   * because on FalkorDB 4.x a query with a non-zero `version` against a missing key
+   * replies a mismatch *and creates the key*, so even a read-only query would re-create a
+   * graph someone deleted as an empty one. Without it, only the client's own
+   * `delete`/`copy`, and full refreshes whose names disagree with the cache, invalidate it;
+   * turn it on where other processes delete and re-create graphs.
    */
   readonly schemaVersionCheck?: boolean | undefined
   /** Rows decoded per stream chunk. Default 1024. */

@@ -172,11 +172,46 @@ export class GraphSchema {
     })
   }
 
+  /** The revalidation in flight, if any, and the server version it answers. */
+  private revalidating:
+    | { readonly version: number | bigint; readonly done: Deferred.Deferred<boolean, FalkorError> }
+    | undefined = undefined
+
   /**
-   * Re-reads every cached kind in full (after a version mismatch) and records the server
-   * version; returns true when the graph turned out to be replaced.
+   * Brings the cache up to the server's schema `version` after a mismatch: re-reads every
+   * cached kind in full and records the version; true when the graph turned out to be
+   * replaced. One revalidation runs at a time: concurrent mismatches that report the same
+   * version share it (so N queries in flight after a schema change cost one re-read), and
+   * one that reports another version waits for it, then runs its own if still needed.
    */
   revalidate(version: number | bigint, fetch: Fetch): Effect.Effect<boolean, FalkorError> {
+    return Effect.suspend(() => {
+      const current = this.revalidating
+      if (current !== undefined) {
+        return Effect.flatMap(Deferred.await(current.done), (replaced) =>
+          current.version === version ? Effect.succeed(replaced) : this.revalidate(version, fetch)
+        )
+      }
+      // Another revalidation already brought the cache to this version.
+      if (this.version === version) return Effect.succeed(false)
+      const done = Deferred.makeUnsafe<boolean, FalkorError>()
+      const flight = { version, done }
+      this.revalidating = flight
+      const work = this.revalidateNow(version, fetch).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          Effect.suspend(() => {
+            if (this.revalidating === flight) this.revalidating = undefined
+            return Deferred.done(done, exit)
+          })
+        )
+      )
+      // Like a refresh, it belongs to every query waiting on it: an interrupted initiator does not cancel it.
+      return Effect.flatMap(Effect.forkDetach(work), () => Deferred.await(done))
+    })
+  }
+
+  private revalidateNow(version: number | bigint, fetch: Fetch): Effect.Effect<boolean, FalkorError> {
     const self = this
     return Effect.gen(function* () {
       let replaced = false

@@ -179,6 +179,47 @@ describe("SchemaCache", () => {
     }).pipe(Effect.provide(FalkorDB.layerFromRedisWith({ schemaVersionCheck: true })), Effect.provide(conn.layer))
   })
 
+  it.effect("N queries in flight that all hit a version mismatch share one re-read of the schema", () => {
+    let server = { hash: 111, labels: ["Person"] }
+    let gate: Deferred.Deferred<void> | undefined
+    const conn = scripted((cmd) => {
+      const procedure = cmd[2] === "CALL db.labels()" || cmd[2] === "CALL db.propertyKeys()"
+      const answer = (): Reply =>
+        cmd[2] === "CALL db.labels()"
+          ? nameList("label", server.labels)
+          : cmd[2] === "CALL db.propertyKeys()"
+            ? nameList("propertyKey", ["p"])
+            : Number(cmd[cmd.indexOf("version") + 1]) !== server.hash
+              ? resp(`*2\n-version mismatch\n:${server.hash}\n`)
+              : nodeReply([server.labels.length - 1])
+      return procedure && gate !== undefined
+        ? Effect.as(Deferred.await(gate), undefined).pipe(Effect.map(answer))
+        : Effect.sync(answer)
+    })
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      yield* db.graph("g").query("MATCH (n) RETURN n")
+      const before = { ...db.graph("g").schema.refreshes }
+      // The schema grows; 20 queries sent with the old version all get a mismatch.
+      server = { hash: 222, labels: ["Person", "Movie"] }
+      gate = yield* Deferred.make<void>()
+      const fibers = yield* Effect.forEach(Array.from({ length: 20 }), () =>
+        Effect.forkChild(db.graph("g").roQuery("MATCH (n) RETURN n"))
+      )
+      while (conn.calls.filter((c) => c.includes("111")).length < 21) yield* Effect.yieldNow
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      yield* Deferred.succeed(gate, undefined)
+      const results = yield* Effect.forEach(fibers, Fiber.join)
+      for (const r of results) assert.deepStrictEqual((r.rows[0]!.get("n") as Node).labels, ["Movie"])
+      const after = db.graph("g").schema.refreshes
+      // One full re-read of each cached kind, not one per query.
+      assert.strictEqual(after.labels - before.labels, 1)
+      assert.strictEqual(after.propertyKeys - before.propertyKeys, 1)
+      assert.strictEqual(db.graph("g").schema.replacements, 0)
+      assert.strictEqual(db.graph("g").schema.version, 222)
+    }).pipe(Effect.provide(FalkorDB.layerFromRedisWith({ schemaVersionCheck: true })), Effect.provide(conn.layer))
+  })
+
   it("a full list that disagrees with the cached prefix marks the graph replaced and drops every kind", () => {
     const schema = new GraphSchema("g")
     assert.isFalse(schema.replaceAll("labels", ["A"]))
