@@ -54,10 +54,11 @@ const invalidTimeout = (options: CommandOptions | undefined): RedisCommandError 
 export const engineExecute = (
   engine: Engine,
   command: Command,
-  options: CommandOptions | undefined
+  options: CommandOptions | undefined,
+  validated = false
 ): Effect.Effect<Reply, RedisError> =>
   Effect.callback<Reply, RedisError>((resume) => {
-    const invalid = validateCommand(command) ?? invalidTimeout(options) ?? engine.refusal()
+    const invalid = (validated ? undefined : validateCommand(command)) ?? invalidTimeout(options) ?? engine.refusal()
     if (invalid !== undefined) return resume(Effect.fail(invalid))
     const request = new Request([command], false, 1, timeoutOf(options, engine.options))
     if (engine.window.tryTake(1)) {
@@ -249,9 +250,9 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
   const refusal = (command: Command): RedisCommandError | undefined => {
     const invalid = validateCommand(command)
     if (invalid !== undefined) return invalid
-    const problem = unsupported(command)
-    if (problem !== undefined) return problem
-    return CommandKeys.isConnectionState(command) ? notMultiplexable(command) : undefined
+    // Every unsupported command is also a connection-state one: one table lookup for the rest.
+    if (!CommandKeys.isConnectionState(command)) return undefined
+    return unsupported(command) ?? notMultiplexable(command)
   }
   return {
     info,
@@ -262,7 +263,7 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
         if (CommandKeys.isBlocking(command) || outlastsStall(options, resolved)) {
           return exclusive((connection) => connection.execute(command, options))
         }
-        return engineExecute(router.forCommand(command), command, options)
+        return engineExecute(router.forCommand(command), command, options, true)
       }),
     submit: (command, options) =>
       Effect.suspend(() => {
