@@ -184,6 +184,11 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("routing
       const gaveUp = yield* Effect.flip(future.awaitTimeout(20))
       assert.strictEqual(gaveUp._tag, "RedisTimeout")
       if (gaveUp._tag === "RedisTimeout") assert.isTrue(gaveUp.written)
+      // Several waiters of one future at once, one of them giving up early: all the others get the reply.
+      const waiters = yield* Effect.forEach([0, 1, 2], () => Effect.forkChild(future.await, { startImmediately: true }))
+      const impatient = yield* Effect.forkChild(future.awaitTimeout(5), { startImmediately: true })
+      assert.strictEqual((yield* Effect.flip(Fiber.join(impatient)))._tag, "RedisTimeout")
+      assert.deepStrictEqual(yield* Effect.forEach(waiters, Fiber.join), ["OK", "OK", "OK"])
       assert.strictEqual(yield* future.await, "OK")
       assert.strictEqual(yield* future.poll, "OK")
       assert.strictEqual(text(yield* redis.execute(["GET", "deferred"])), "ran")

@@ -107,13 +107,30 @@ export const enginePipeline = (
     )
   })
 
+/**
+ * Waits for a request's outcome without cancelling it. The first waiter takes the request's
+ * resume slot (no Deferred); further concurrent waiters share a Deferred made on demand.
+ * Giving up the wait only frees the slot: the command stays on its way.
+ */
+const awaitRequest = <A>(request: Request): Effect.Effect<A, RedisError> =>
+  Effect.callback<A, RedisError>((resume) => {
+    if (request.exit !== undefined) return resume(request.exit)
+    if (request.resume !== undefined) {
+      return resume(Deferred.await(request.deferred as Deferred.Deferred<A, RedisError>))
+    }
+    request.resume = resume
+    return Effect.sync(() => {
+      if (request.resume === resume) request.resume = undefined
+    })
+  })
+
 const makeFuture = <A>(request: Request): Future<A> => {
-  const deferred = request.deferred as Deferred.Deferred<A, RedisError>
+  const awaitIt = awaitRequest<A>(request)
   return {
-    await: Deferred.await(deferred),
+    await: awaitIt,
     awaitTimeout: (timeout) => {
       const millis = Duration.toMillis(Duration.fromInputUnsafe(timeout))
-      return Effect.timeoutOrElse(Deferred.await(deferred), {
+      return Effect.timeoutOrElse(awaitIt, {
         duration: millis,
         orElse: () =>
           Effect.fail(
@@ -125,7 +142,9 @@ const makeFuture = <A>(request: Request): Future<A> => {
           )
       })
     },
-    poll: Effect.suspend(() => (Deferred.isDoneUnsafe(deferred) ? Deferred.await(deferred) : Effect.succeed(undefined)))
+    poll: Effect.suspend(() =>
+      request.exit !== undefined ? (request.exit as Effect.Effect<A, RedisError>) : Effect.succeed(undefined)
+    )
   }
 }
 
@@ -139,7 +158,14 @@ export const engineSubmit = (
     const invalid = validateCommand(command) ?? invalidTimeout(options)
     if (invalid !== undefined) return Effect.fail(invalid)
     const request = new Request([command], false, 1, timeoutOf(options, engine.options))
-    return Effect.as(engine.admit(request), makeFuture<Reply>(request))
+    const future = makeFuture<Reply>(request)
+    const refusal = engine.refusal()
+    if (refusal !== undefined) return Effect.fail(refusal)
+    if (engine.window.tryTake(1)) {
+      engine.enqueue(request)
+      return Effect.succeed(future)
+    }
+    return Effect.as(engine.admit(request), future)
   })
 
 /** Commands whose replies do not follow the one-request-one-reply rule: never sent by this client. */
