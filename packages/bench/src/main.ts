@@ -4,7 +4,7 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,decoder,graph`,
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,decoder,graph`,
  * `--no-write` (print only).
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
@@ -15,6 +15,7 @@ import * as Engines from "./engines.ts"
 import * as Harness from "./harness.ts"
 import * as Peers from "./peers.ts"
 import * as Strategies from "./strategies.ts"
+import * as Transport from "./transport.ts"
 
 const argv = process.argv.slice(2)
 const quick = argv.includes("--quick")
@@ -61,7 +62,7 @@ const program = Effect.gen(function* () {
         `interleaved; figures are medians, ratios are medians of ratios taken within one run.`
     ].join("\n")
   )
-  const needsServer = wanted("strategies") || wanted("engines") || wanted("peers")
+  const needsServer = wanted("strategies") || wanted("engines") || wanted("peers") || wanted("transport")
   if (needsServer) {
     yield* Effect.scoped(
       Effect.gen(function* () {
@@ -71,6 +72,7 @@ const program = Effect.gen(function* () {
         if (wanted("strategies")) yield* emit(yield* Strategies.run(options))
         if (wanted("engines")) yield* emit(yield* Engines.run(options))
         if (wanted("peers")) yield* emit(yield* Peers.run(options))
+        if (wanted("transport")) yield* emit(yield* Transport.run(options))
       })
     )
   }

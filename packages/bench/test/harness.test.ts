@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Harness from "../src/harness.ts"
 import * as Peers from "../src/peers.ts"
 import * as RedisBenchmark from "../src/redisBenchmark.ts"
+import * as Transport from "../src/transport.ts"
 
 describe("harness (pure)", () => {
   it("median", () => {
@@ -102,6 +103,15 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("harness
       yield* counted(Harness.runEffectCell(pooled, load(4, 1)))
       yield* counted(Harness.runEffectCell(one, load(8, 1)))
       yield* counted(Harness.runEffectCell(four, load(8, 8)))
+    })
+  )
+
+  it.effect("transport cells: the minimal client over node:net and over NodeSocket", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      const { net, platform } = yield* Transport.makeClients(server.port)
+      yield* counted(Harness.runEffectCell(net, load(8, 1)))
+      yield* counted(Harness.runEffectCell(platform, load(8, 1)))
     })
   )
 
