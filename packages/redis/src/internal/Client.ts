@@ -47,33 +47,46 @@ const invalidTimeout = (options: CommandOptions | undefined): RedisCommandError 
 }
 
 /**
- * Sends one command on an engine and waits; an interrupted caller's unwritten command is
- * never sent. The uncontended path is a single `Effect.callback`: permits taken and the
- * request handed over synchronously, the reader resumes the caller directly (no Deferred).
+ * Starts one command on an engine for an `Effect.callback` registration and returns its
+ * canceller: an interrupted caller's unwritten command is never sent. The uncontended path
+ * takes permits and hands the request over synchronously, and the reader resumes the caller
+ * directly (no Deferred).
  */
-export const engineExecute = (
+const startExecute = (
   engine: Engine,
   command: Command,
   options: CommandOptions | undefined,
-  validated = false
-): Effect.Effect<Reply, RedisError> =>
-  Effect.callback<Reply, RedisError>((resume) => {
-    const invalid = (validated ? undefined : validateCommand(command)) ?? invalidTimeout(options) ?? engine.refusal()
-    if (invalid !== undefined) return resume(Effect.fail(invalid))
-    const request = new Request([command], false, 1, timeoutOf(options, engine.options))
-    if (engine.window.tryTake(1)) {
-      request.resume = resume
-      engine.enqueue(request)
-      return Effect.sync(() => engine.abandon(request))
-    }
-    // The window is full: wait for room (bounded by the timeout), then for the reply.
-    resume(
-      Effect.onInterrupt(
-        Effect.andThen(engine.admit(request), Deferred.await(request.deferred as Deferred.Deferred<Reply, RedisError>)),
-        () => Effect.sync(() => engine.abandon(request))
-      )
+  validated: boolean,
+  resume: (effect: Effect.Effect<Reply, RedisError>) => void
+): Effect.Effect<void> | undefined => {
+  const invalid = (validated ? undefined : validateCommand(command)) ?? invalidTimeout(options) ?? engine.refusal()
+  if (invalid !== undefined) {
+    resume(Effect.fail(invalid))
+    return undefined
+  }
+  const request = new Request([command], false, 1, timeoutOf(options, engine.options))
+  if (engine.window.tryTake(1)) {
+    request.resume = resume
+    engine.enqueue(request)
+    return Effect.sync(() => engine.abandon(request))
+  }
+  // The window is full: wait for room (bounded by the timeout), then for the reply.
+  resume(
+    Effect.onInterrupt(
+      Effect.andThen(engine.admit(request), Deferred.await(request.deferred as Deferred.Deferred<Reply, RedisError>)),
+      () => Effect.sync(() => engine.abandon(request))
     )
-  })
+  )
+  return undefined
+}
+
+/** Sends one command on an engine and waits; an interrupted caller's unwritten command is never sent. */
+export const engineExecute = (
+  engine: Engine,
+  command: Command,
+  options: CommandOptions | undefined
+): Effect.Effect<Reply, RedisError> =>
+  Effect.callback<Reply, RedisError>((resume) => startExecute(engine, command, options, false, resume))
 
 /** Sends a contiguous batch on an engine; replies include error replies as values. */
 export const enginePipeline = (
@@ -282,14 +295,15 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
   }
   return {
     info,
+    // One Effect.callback per call: checks, routing and the hand-over to the engine all happen in it.
     execute: (command, options) =>
-      Effect.suspend(() => {
+      Effect.callback<Reply, RedisError>((resume) => {
         const refused = refusal(command)
-        if (refused !== undefined) return Effect.fail(refused)
+        if (refused !== undefined) return resume(Effect.fail(refused))
         if (CommandKeys.isBlocking(command) || outlastsStall(options, resolved)) {
-          return exclusive((connection) => connection.execute(command, options))
+          return resume(exclusive((connection) => connection.execute(command, options)))
         }
-        return engineExecute(router.forCommand(command), command, options, true)
+        return startExecute(router.forCommand(command), command, options, true, resume)
       }),
     submit: (command, options) =>
       Effect.suspend(() => {

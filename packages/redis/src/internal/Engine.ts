@@ -52,6 +52,9 @@ const ABANDONED = 3
 
 const textDecoder = new TextDecoder()
 
+/** The fewest queued requests a caller writes itself under load (see `enqueue`). */
+const EAGER_MIN = 32
+
 /** The command name for messages: `GET`, `GRAPH.QUERY`. */
 export const commandName = (command: Command): string => {
   const name = command[0]
@@ -460,6 +463,30 @@ export class Engine {
     }
     this.queued++
     Queue.offerUnsafe(this.queue, request)
+    // Eager flush: under load the writer fiber runs only after every fiber that the last
+    // chunk of replies resumed, so a whole round would go out in one write after the client
+    // produced all of it, and client and server would take turns. Once a good part of a
+    // round is queued (half of what is owed, at least EAGER_MIN), the caller writes the
+    // queue itself, in order, and the server starts on it while the rest is produced.
+    // Measured in one process, interleaved (SET, 1 engine): 1.45x at 64 callers, 1.43x at
+    // 256, 1.13x at 1024, 0.87-1.0x with windows of 32 in flight per caller.
+    if (
+      connection !== undefined &&
+      this.queued >= EAGER_MIN &&
+      this.queued >= connection.inflight.length >> 1 &&
+      this.carry.length === 0 &&
+      !connection.dead &&
+      !connection.socket.writableNeedDrain
+    ) {
+      const batch: Array<Request> = []
+      for (;;) {
+        const next = Queue.takeUnsafe(this.queue)
+        if (next === undefined || Exit.isFailure(next)) break
+        batch.push(next.value)
+      }
+      this.queued -= batch.length
+      this.write(connection, batch)
+    }
   }
 
   /** The caller stopped waiting: a request not yet written is never sent. */
