@@ -1,0 +1,47 @@
+// Makes sure `redis-server` is on the PATH before the tests, the demo or the benchmarks start
+// their own servers on loopback. It is the one thing npm cannot bring: on a Debian/Ubuntu
+// machine run as root it installs Debian's package (saying so); anywhere else it stops with the
+// command to run. Set EFFECT_FALKORDB_NO_INSTALL=1 to never install.
+import { spawnSync } from "node:child_process"
+
+const version = () => spawnSync("redis-server", ["--version"], { encoding: "utf8" })
+
+if (version().status === 0) process.exit(0)
+
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0
+const hasApt = spawnSync("apt-get", ["--version"], { stdio: "ignore" }).status === 0
+if (!isRoot || !hasApt || process.env.EFFECT_FALKORDB_NO_INSTALL === "1") {
+  console.error(
+    [
+      "redis-server is not on the PATH.",
+      "The tests and the demo start their own redis-server on loopback; install it first, e.g.",
+      "  Debian/Ubuntu: sudo apt-get install -y redis-server",
+      "  macOS:         brew install redis",
+      isRoot && hasApt ? "(not installed automatically because EFFECT_FALKORDB_NO_INSTALL=1)" : ""
+    ]
+      .filter((line) => line !== "")
+      .join("\n")
+  )
+  process.exit(1)
+}
+
+console.log("::: redis-server is not on the PATH: installing Debian's redis-server package (apt-get, as root)")
+const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
+for (const args of [
+  ["update", "-qq"],
+  ["install", "-y", "-qq", "redis-server"]
+]) {
+  const step = spawnSync("apt-get", args, { stdio: "inherit", env })
+  if (step.status !== 0) {
+    console.error(`apt-get ${args.join(" ")} failed (exit ${step.status}); install redis-server by hand and try again`)
+    process.exit(1)
+  }
+}
+// Debian's package may start a service on 6379; this project starts its own servers and needs none.
+spawnSync("service", ["redis-server", "stop"], { stdio: "ignore" })
+const installed = version()
+if (installed.status !== 0) {
+  console.error("redis-server was installed but does not run; install it by hand and try again")
+  process.exit(1)
+}
+console.log(`::: ${installed.stdout.trim()}`)
