@@ -137,13 +137,23 @@ const awaitRequest = <A>(request: Request): Effect.Effect<A, RedisError> =>
     })
   })
 
-const makeFuture = <A>(request: Request): Future<A> => {
-  const awaitIt = awaitRequest<A>(request)
-  return {
-    await: awaitIt,
-    awaitTimeout: (timeout) => {
+/**
+ * The future of a submitted request. Its faces are made when they are read (each read gives
+ * an equivalent effect), so a submit allocates one small object, not a set of closures.
+ */
+class RequestFuture<A> implements Future<A> {
+  readonly request: Request
+  constructor(request: Request) {
+    this.request = request
+  }
+  get await(): Effect.Effect<A, RedisError> {
+    return awaitRequest<A>(this.request)
+  }
+  get awaitTimeout(): (timeout: Duration.Input) => Effect.Effect<A, RedisError> {
+    const request = this.request
+    return (timeout) => {
       const millis = Duration.toMillis(Duration.fromInputUnsafe(timeout))
-      return Effect.timeoutOrElse(awaitIt, {
+      return Effect.timeoutOrElse(awaitRequest<A>(request), {
         duration: millis,
         orElse: () =>
           Effect.fail(
@@ -154,8 +164,11 @@ const makeFuture = <A>(request: Request): Future<A> => {
             })
           )
       })
-    },
-    poll: Effect.suspend(() =>
+    }
+  }
+  get poll(): Effect.Effect<A | undefined, RedisError> {
+    const request = this.request
+    return Effect.suspend(() =>
       request.exit !== undefined ? (request.exit as Effect.Effect<A, RedisError>) : Effect.succeed(undefined)
     )
   }
@@ -165,13 +178,14 @@ const makeFuture = <A>(request: Request): Future<A> => {
 export const engineSubmit = (
   engine: Engine,
   command: Command,
-  options: CommandOptions | undefined
+  options: CommandOptions | undefined,
+  validated = false
 ): Effect.Effect<Future<Reply>, RedisError> =>
   Effect.suspend(() => {
-    const invalid = validateCommand(command) ?? invalidTimeout(options)
+    const invalid = (validated ? undefined : validateCommand(command)) ?? invalidTimeout(options)
     if (invalid !== undefined) return Effect.fail(invalid)
     const request = new Request([command], false, 1, timeoutOf(options, engine.options))
-    const future = makeFuture<Reply>(request)
+    const future = new RequestFuture<Reply>(request)
     const refusal = engine.refusal()
     if (refusal !== undefined) return Effect.fail(refusal)
     if (engine.window.tryTake(1)) {
@@ -325,7 +339,7 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
             })
           )
         }
-        return engineSubmit(router.forCommand(command), command, options)
+        return engineSubmit(router.forCommand(command), command, options, true)
       }),
     pipeline: (commands, options?: PipelineOptions) =>
       Effect.suspend(() => {
