@@ -74,10 +74,10 @@ const makeCore = Effect.fnUntraced(function* (
       }
       return Deferred.await(deferred)
     })
-  return RedisConnection_of(execute)
+  return serviceOf(execute)
 })
 
-const RedisConnection_of = (execute: (command: Command) => Effect.Effect<Reply>): RedisConnection["Service"] => ({
+const serviceOf = (execute: (command: Command) => Effect.Effect<Reply>): RedisConnection["Service"] => ({
   info: { strategy: "single", connections: 1, window: 1, target: "bench", protocol: 2 },
   execute,
   submit: () => Effect.die("transport bench: submit is not measured"),
