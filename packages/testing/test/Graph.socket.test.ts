@@ -1,6 +1,9 @@
 // The graph client end to end through real loopback sockets. The scriptable RESP test server
 // replays the exact bytes recorded from FalkorDB 4.4.0 and 4.18.11 (or plays a small scripted
 // graph server), and the client runs over the real connection layers: single and multiplexed.
+import * as CompactReply from "@effect-falkordb/graph/CompactReply"
+import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+import { Node } from "@effect-falkordb/graph/Value"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as CompactEncoder from "@effect-falkordb/testing/CompactEncoder"
@@ -14,9 +17,6 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { isDeepStrictEqual } from "node:util"
-import * as CompactReply from "../src/CompactReply.ts"
-import * as FalkorDB from "../src/FalkorDB.ts"
-import { Node } from "../src/Value.ts"
 import {
   decodeReply,
   type Exchange,
@@ -25,7 +25,7 @@ import {
   replayable,
   type Scenario,
   versions
-} from "./fixtures.ts"
+} from "../../graph/test/fixtures.ts"
 
 type Strategy = "single" | "multiplexed"
 const strategies: ReadonlyArray<Strategy> = ["single", "multiplexed"]
