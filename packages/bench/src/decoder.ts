@@ -2,7 +2,7 @@
  * RESP decoder throughput: this project's Decoder against the `redis-parser` npm package on
  * the same corpora, fed in 64 KiB socket-sized chunks. Interleaved runs, medians, ratios.
  *
- * Run: node packages/bench/src/decoder.ts [--quick]
+ * Run: node --conditions=@effect-falkordb/source packages/bench/src/decoder.ts [--quick]
  */
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { createRequire } from "node:module"

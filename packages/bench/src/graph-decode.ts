@@ -13,7 +13,7 @@
  * Rows/s are medians of interleaved in-process runs; peak memory is the max RSS of a fresh
  * child process that runs the variant once (`process.resourceUsage().maxRSS`).
  *
- * Run: node packages/bench/src/graph-decode.ts [--quick]
+ * Run: node --conditions=@effect-falkordb/source packages/bench/src/graph-decode.ts [--quick]
  */
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import * as CompactReply from "@effect-falkordb/graph/CompactReply"
@@ -233,10 +233,14 @@ const runOnce = async (variant: Variant, chunks: ReadonlyArray<Buffer>): Promise
 
 /** Max RSS of a fresh process that builds the reply and decodes it once with `variant`. */
 const peakRss = (variant: Variant): number | undefined => {
-  const result = ChildProcess.spawnSync(process.execPath, [import.meta.filename, "--child", variant], {
-    encoding: "utf8",
-    timeout: 120_000
-  })
+  const result = ChildProcess.spawnSync(
+    process.execPath,
+    [...process.execArgv, import.meta.filename, "--child", variant],
+    {
+      encoding: "utf8",
+      timeout: 120_000
+    }
+  )
   const line = result.stdout.trim().split("\n").pop()
   if (result.status !== 0 || line === undefined) return undefined
   return (JSON.parse(line) as { maxRssKB: number }).maxRssKB / 1024
