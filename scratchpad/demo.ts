@@ -90,8 +90,12 @@ const program = Effect.gen(function* () {
     }
     // Without the module the server answers graph commands with a typed, explained error.
     const graph = (yield* FalkorDB.FalkorDB).graph("demo-movies")
-    const missing = yield* Effect.flip(graph.roQuery("RETURN 1"))
-    yield* Console.log(`graph query on this server: ${missing.reason}: ${missing.message}\n  hint: ${missing.hint}`)
+    yield* graph.roQuery("RETURN 1").pipe(
+      Effect.asVoid,
+      Effect.catchReason("FalkorError", "ModuleMissing", (reason) =>
+        Console.log(`graph query on this server: ${reason._tag}: ${reason.message}\n  hint: ${reason.hint}`)
+      )
+    )
   }).pipe(Effect.provide(client))
   if (!server.moduleLoaded) {
     yield* Console.log("the same repository on FalkorDBMock (the real client over a scripted connection):")

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
-import { FalkorError, fromServer } from "./FalkorError.ts"
+import { decodeError, FalkorError, fromServer, VersionMismatch } from "./FalkorError.ts"
 import * as Temporal from "./Temporal.ts"
 import { Edge, type FalkorMap, type FalkorValue, Node, Path, Point } from "./Value.ts"
 
@@ -107,8 +107,7 @@ export interface Envelope {
 
 const utf8 = new TextDecoder("utf-8")
 
-const malformed = (message: string, row?: number, column?: string): FalkorError =>
-  new FalkorError({ reason: "Decode", message, row, column })
+const malformed = (detail: string, row?: number, column?: string): FalkorError => decodeError(detail, { row, column })
 
 const text = (reply: Reply): string | undefined => {
   if (reply instanceof Uint8Array) {
@@ -199,18 +198,11 @@ export const parseEnvelope = (reply: Reply, graph: string, command: string): Env
     reply[0] instanceof ErrorReply &&
     (typeof reply[1] === "number" || typeof reply[1] === "bigint")
   ) {
-    const error = fromServer(reply[0].message, graph, command)
     throw new FalkorError({
-      reason: "VersionMismatch",
-      message: `${command} on graph "${graph}": schema version mismatch (server version ${reply[1]})`,
-      serverMessage: reply[0].message,
-      graph,
-      command,
-      currentVersion: reply[1],
-      cause: error
+      reason: new VersionMismatch({ serverMessage: reply[0].message, graph, command, currentVersion: reply[1] })
     })
   }
-  if (last instanceof ErrorReply) throw fromServer(last.message, graph, command)
+  if (last instanceof ErrorReply) throw fromServer(last.message, { graph, command })
   switch (reply.length) {
     case 1:
       return { columns: [], rows: [], statistics: parseStatistics(reply[0]!) }
@@ -437,12 +429,11 @@ const decodeTyped = (typeCode: Reply, payload: Reply, names: Names, at: Cursor):
     case 16:
       return new Temporal.Duration(temporalSeconds(payload, "a duration", at))
     default:
-      throw new FalkorError({
-        reason: "Decode",
-        message: `unknown value type code ${describe(typeCode)}${typeof typeCode === "number" ? ` (${typeCode})` : ""} at row ${at.row}, column "${at.column}"`,
-        row: at.row,
-        column: at.column
-      })
+      throw malformed(
+        `unknown value type code ${describe(typeCode)}${typeof typeCode === "number" ? ` (${typeCode})` : ""}`,
+        at.row,
+        at.column
+      )
   }
 }
 
@@ -483,13 +474,8 @@ export const decodeRow = (
     try {
       out[i] = decodeValue(raw[i]!, names, at)
     } catch (e) {
-      if (e instanceof FalkorError && e.reason === "Decode" && !e.message.includes(" at row ")) {
-        throw new FalkorError({
-          reason: "Decode",
-          message: `${e.message} at row ${row}, column "${at.column}"`,
-          row,
-          column: at.column
-        })
+      if (e instanceof FalkorError && e.reason._tag === "Decode" && e.reason.row === undefined) {
+        throw malformed(e.reason.detail, row, at.column)
       }
       throw e
     }

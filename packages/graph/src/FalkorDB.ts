@@ -19,7 +19,7 @@ import type { RedisError } from "@effect-falkordb/redis/RedisError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { FalkorError, fromRedis } from "./FalkorError.ts"
+import { decodeError, type FalkorError, fromRedis } from "./FalkorError.ts"
 import * as Graph from "./Graph.ts"
 import * as SchemaCache from "./SchemaCache.ts"
 
@@ -92,14 +92,10 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
     },
     configGet: (name) =>
       connection.execute(["GRAPH.CONFIG", "GET", name], { readOnly: true }).pipe(
-        Effect.mapError((error) => fromRedis(error, undefined, "GRAPH.CONFIG")),
+        Effect.mapError((error) => fromRedis(error, { command: "GRAPH.CONFIG" })),
         Effect.flatMap((reply) => {
           const configDecodeError = () =>
-            new FalkorError({
-              reason: "Decode",
-              message: "GRAPH.CONFIG GET did not reply name/value pairs",
-              command: "GRAPH.CONFIG"
-            })
+            decodeError("GRAPH.CONFIG GET did not reply name/value pairs", { command: "GRAPH.CONFIG" })
           if (!Array.isArray(reply)) return Effect.fail(configDecodeError())
           // One setting is a bare [name, value]; "*" is an array of such pairs.
           const items = reply as ReadonlyArray<Reply>
@@ -122,41 +118,27 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
       ),
     configSet: (name, value) =>
       connection.execute(["GRAPH.CONFIG", "SET", name, String(value)]).pipe(
-        Effect.mapError((error) => fromRedis(error, undefined, "GRAPH.CONFIG")),
+        Effect.mapError((error) => fromRedis(error, { command: "GRAPH.CONFIG" })),
         Effect.flatMap((reply) =>
           textOf(reply) === "OK"
             ? Effect.void
-            : Effect.fail(
-                new FalkorError({
-                  reason: "Decode",
-                  message: "GRAPH.CONFIG SET did not reply OK",
-                  command: "GRAPH.CONFIG"
-                })
-              )
+            : Effect.fail(decodeError("GRAPH.CONFIG SET did not reply OK", { command: "GRAPH.CONFIG" }))
         ),
         Effect.withSpan("FalkorDB.configSet", { attributes: { "db.system.name": "falkordb" } })
       ),
     list: () =>
       connection.execute(["GRAPH.LIST"], { readOnly: true }).pipe(
-        Effect.mapError((error) => fromRedis(error, undefined, "GRAPH.LIST")),
+        Effect.mapError((error) => fromRedis(error, { command: "GRAPH.LIST" })),
         Effect.flatMap((reply) => {
           if (!Array.isArray(reply)) {
-            return Effect.fail(
-              new FalkorError({ reason: "Decode", message: "GRAPH.LIST did not reply an array", command: "GRAPH.LIST" })
-            )
+            return Effect.fail(decodeError("GRAPH.LIST did not reply an array", { command: "GRAPH.LIST" }))
           }
           const names: Array<string> = []
           for (const item of reply) {
             if (item instanceof Uint8Array) names.push(utf8.decode(item))
             else if (typeof item === "string") names.push(item)
             else {
-              return Effect.fail(
-                new FalkorError({
-                  reason: "Decode",
-                  message: "GRAPH.LIST replied a non-string name",
-                  command: "GRAPH.LIST"
-                })
-              )
+              return Effect.fail(decodeError("GRAPH.LIST replied a non-string name", { command: "GRAPH.LIST" }))
             }
           }
           return Effect.succeed(names as ReadonlyArray<string>)

@@ -1,135 +1,562 @@
 /**
- * The graph client's one error type, classified by `reason`. Server errors keep the whole
- * line the server sent (`serverMessage`); connection-level errors from the engine keep the
- * engine error as `cause` and say whether the command may have run.
+ * The graph client's one error, in Effect 4's shape (like `effect/sql/SqlError`): a
+ * `FalkorError` whose `reason` is one of the tagged reason classes below, each carrying
+ * only its own fields. `message`, `hint` and `isRetryable` come from the reason, so
+ *
+ * ```ts
+ * Effect.catchReason("FalkorError", "UnknownGraph", () => Effect.succeed([]))
+ * Effect.catchReasons("FalkorError", { Timeout: (r) => …, Backpressure: (r) => … })
+ * ```
+ *
+ * work. Server reasons keep the whole line the server sent (`serverMessage`, every code
+ * point); engine failures keep the engine's `RedisError` as `cause`.
  *
  * @since 0.1.0
  */
+import type { SchemaError } from "effect/Schema"
 import type { RedisError } from "@effect-falkordb/redis/RedisError"
 import * as Data from "effect/Data"
+import * as Predicate from "effect/Predicate"
+
+const TypeId = "~@effect-falkordb/graph/FalkorError" as const
+const ReasonTypeId = "~@effect-falkordb/graph/FalkorError/Reason" as const
 
 /**
- * Why a graph call failed.
- *
- * - `Syntax`: the query does not parse (C `errMsg: … line: … column:` or Rust `…, errCtx: …, pos N`).
- * - `ReadOnlyQuery`: a write sent through `roQuery`.
- * - `Timeout`: the server's per-query `TIMEOUT` expired (`Query timed out`).
- * - `EmptyKey`: the graph does not exist (`ERR Invalid graph operation on empty key`).
- * - `WrongType`: the key holds something that is not a graph.
- * - `UnknownFunction` / `UnknownProcedure`: the query calls what the server does not have.
- * - `ModuleMissing`: the server has no `GRAPH.*` commands: the FalkorDB module is not loaded.
- * - `InvalidParameter`: a parameter could not be encoded, or the server rejected one.
- * - `InvalidArgument`: a bad TIMEOUT, version or arity.
- * - `VersionMismatch`: the schema-version check failed (`currentVersion` is the server's).
- * - `Backpressure`: the server's queue is full; nothing ran, retrying later is safe.
- * - `ConstraintViolation`: a unique or mandatory constraint rejected the write.
- * - `Query`: any other run-time error (type mismatch, division by zero, …).
- * - `Connection`: the engine failed the command (lost connection, client timeout, closed …).
- * - `Decode`: the reply is malformed or has an unknown type code; `row`/`column` say where.
- * - `UnknownSchemaId`: a label/type/property id is still unknown after a schema refresh.
- * - `RowDecode`: a typed row failed its `Schema`; `column` names the alias, `cause` is the `SchemaError`.
- * - `Unsupported`: the call needs a server feature this one does not have.
+ * Where a failure happened: the graph and the command (`GRAPH.QUERY`, …), when known.
  *
  * @since 0.1.0
  * @category models
  */
-export type Reason =
+export interface Where {
+  readonly graph?: string | undefined
+  readonly command?: string | undefined
+}
+
+const where = (w: Where): string =>
+  `${w.command ?? "graph call"}${w.graph === undefined ? "" : ` on graph ${JSON.stringify(w.graph)}`}`
+
+/**
+ * The fields of a reason classified from a server error line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerFields extends Where {
+  /** The error line exactly as the server sent it. */
+  readonly serverMessage: string
+}
+
+/** A reason classified from a server error line: the message quotes the line whole. */
+const ServerReason = <Tag extends string>(tag: Tag, hint: string, retryable: boolean) => {
+  class Base extends Data.TaggedError(tag)<ServerFields> {
+    readonly [ReasonTypeId] = ReasonTypeId
+    override get message(): string {
+      return `${where(this)} failed: ${this.serverMessage}`
+    }
+    get hint(): string {
+      return hint
+    }
+    get isRetryable(): boolean {
+      return retryable
+    }
+  }
+  return Base
+}
+
+/**
+ * The query does not parse: the C server's `errMsg: … line: … column:` or the Rust
+ * server's `…, errCtx: …, pos N`.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Syntax extends ServerReason(
+  "Syntax",
+  "fix the Cypher text; the message points at the offending position",
+  false
+) {}
+
+/**
+ * A write sent through `roQuery` (`graph.RO_QUERY is to be executed only on read-only queries`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ReadOnlyQuery extends ServerReason(
+  "ReadOnlyQuery",
+  "use query (GRAPH.QUERY) for writes; roQuery only runs read-only Cypher",
+  false
+) {}
+
+/**
+ * The graph does not exist (`ERR Invalid graph operation on empty key`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UnknownGraph extends ServerReason(
+  "UnknownGraph",
+  "the graph does not exist (yet); create it with a write through query(), or check the name",
+  false
+) {}
+
+/**
+ * The key holds something that is not a graph (`WRONGTYPE …` / `Existing key has wrong Redis type`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class WrongType extends ServerReason(
+  "WrongType",
+  "the key holds a non-graph value; pick another graph name or delete the key",
+  false
+) {}
+
+/**
+ * The query calls a function the server does not have (`Unknown function 'f'`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UnknownFunction extends ServerReason(
+  "UnknownFunction",
+  "check the function name (temporal functions need FalkorDB >= 4.6; UDFs must be loaded)",
+  false
+) {}
+
+/**
+ * The query calls a procedure the server does not have (``Procedure `p` is not registered``).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UnknownProcedure extends ServerReason(
+  "UnknownProcedure",
+  "check the procedure name with CALL dbms.procedures()",
+  false
+) {}
+
+/**
+ * The server has no `GRAPH.*` commands: the FalkorDB module is not loaded.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ModuleMissing extends ServerReason(
+  "ModuleMissing",
+  "the FalkorDB module is not loaded: start redis-server with --loadmodule falkordb.so",
+  false
+) {
+  override get message(): string {
+    return `the FalkorDB module is not loaded on this server (${this.command ?? "GRAPH.*"} is an unknown command): ${this.serverMessage}`
+  }
+}
+
+/**
+ * The call needs a command this FalkorDB version does not have (e.g. `GRAPH.MEMORY` on 4.4).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Unsupported extends ServerReason("Unsupported", "this server version lacks the feature", false) {
+  override get message(): string {
+    return `${this.command ?? "the command"} is not supported by this FalkorDB version: ${this.serverMessage}`
+  }
+}
+
+/**
+ * The server's queue is full; nothing ran, so running the call again later is safe.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Backpressure extends ServerReason(
+  "Backpressure",
+  "the server's queue is full and nothing ran; retry after a short delay or lower concurrency",
+  true
+) {}
+
+/**
+ * A unique or mandatory constraint rejected the write.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ConstraintViolation extends ServerReason(
+  "ConstraintViolation",
+  "the write breaks a unique or mandatory constraint; fix the data",
+  false
+) {}
+
+/**
+ * Any other error while the query ran (type mismatch, division by zero, memory cap, …).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Runtime extends ServerReason("Runtime", "the query failed while running; see the server message", false) {}
+
+/**
+ * The query timed out. `origin` says who gave up:
+ *
+ * - `"server"`: the server stopped the query at its `TIMEOUT` (`Query timed out`, kept in
+ *   `serverMessage`); nothing is left running.
+ * - `"client"`: the client stopped waiting after `timeout` ms (`cause` is the engine's
+ *   timeout). When `stillRunning` (the query was sent), the server may still be running it,
+ *   and FalkorDB runs one query per connection at a time: that connection owes the reply and
+ *   later queries sent on it wait behind. A multiplexed client steers new commands to its
+ *   other connections until the late reply has been read.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Timeout extends Data.TaggedError("Timeout")<
+  Where & {
+    readonly origin: "server" | "client"
+    /** Milliseconds: the server `TIMEOUT` sent with the query, or how long the client waited. */
+    readonly timeout: number | undefined
+    /** The query may still be running on the server and holding its connection. */
+    readonly stillRunning: boolean
+    /** The server's line (`Query timed out`), for `origin: "server"`. */
+    readonly serverMessage: string | undefined
+    /** The engine's timeout, for `origin: "client"`. */
+    readonly cause?: RedisError | undefined
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    const ms = this.timeout === undefined ? "" : ` of ${this.timeout} ms`
+    if (this.origin === "server") {
+      return `${where(this)}: the server stopped the query at its timeout${ms} (${this.serverMessage ?? "Query timed out"})`
+    }
+    return this.stillRunning
+      ? `${where(this)}: the client stopped waiting after ${this.timeout} ms; the query was sent and may still be running on the server, holding its connection`
+      : `${where(this)}: the client stopped waiting after ${this.timeout} ms; the query was never sent`
+  }
+  get hint(): string {
+    if (this.origin === "server") {
+      return "raise the query's timeout option or make the query cheaper (the server stopped it)"
+    }
+    return this.stillRunning
+      ? "the server may still be running the query and its connection serves nothing else until it ends: set a server timeout (the timeout option) so the server stops it, or raise clientTimeout"
+      : "nothing was sent; retrying is safe (the connection or its window was busy)"
+  }
+  get isRetryable(): boolean {
+    return this.origin === "client" && !this.stillRunning
+  }
+}
+
+/**
+ * A parameter was refused: by the client (it cannot be encoded as a Cypher literal;
+ * `path` names it, e.g. `user.tags[2]`) or by the server (`serverMessage`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class InvalidParameter extends Data.TaggedError("InvalidParameter")<
+  Where & {
+    /** The parameter (and where inside it), when known. */
+    readonly path: string | undefined
+    /** What is wrong with it. */
+    readonly detail: string
+    readonly serverMessage: string | undefined
+    readonly cause?: unknown
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: invalid parameter${this.path === undefined ? "" : ` ${this.path}`}: ${this.detail}`
+  }
+  get hint(): string {
+    return "pass plain data as parameters (null instead of undefined inside lists is fine) and build points/vectors/temporals with Cypher functions"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A programmer's mistake in an argument: a graph name that is not a non-empty string, a bad
+ * timeout, a wrong arity. `argument` names it; `serverMessage` is set when the server refused it.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class InvalidArgument extends Data.TaggedError("InvalidArgument")<
+  Where & {
+    readonly argument: string | undefined
+    readonly detail: string
+    readonly serverMessage: string | undefined
+    readonly cause?: unknown
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: invalid ${this.argument ?? "argument"}: ${this.detail}`
+  }
+  get hint(): string {
+    return "fix the call: graph names are non-empty strings, timeouts positive durations (at most TIMEOUT_MAX)"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The server-side schema-version check failed (only with `schemaVersionCheck`); nothing ran.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class VersionMismatch extends Data.TaggedError("VersionMismatch")<
+  ServerFields & {
+    /** The server's current schema version (unknown when the server sent the line alone). */
+    readonly currentVersion: number | bigint | undefined
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    const version = this.currentVersion === undefined ? "" : ` (server version ${this.currentVersion})`
+    return `${where(this)}: schema version mismatch${version}: ${this.serverMessage}`
+  }
+  get hint(): string {
+    return "the graph's schema changed (or the graph was replaced); refresh the schema and retry"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The engine failed the command: connection lost, offline, closed, protocol error, … The
+ * engine's `RedisError` is the `cause`; its `written` says whether the query may have run.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Connection extends Data.TaggedError("Connection")<Where & { readonly cause: RedisError }> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: ${this.cause._tag}: ${this.cause.message}`
+  }
+  get hint(): string {
+    return this.cause.hint
+  }
+  get isRetryable(): boolean {
+    return this.cause.isRetryable
+  }
+}
+
+/**
+ * The reply could not be decoded (malformed, or an unknown value type code); `row` and
+ * `column` say where, when the failure is inside a row.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Decode extends Data.TaggedError("Decode")<
+  Where & {
+    readonly row: number | undefined
+    readonly column: string | undefined
+    readonly detail: string
+    readonly cause?: unknown
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    const at =
+      this.row === undefined ? "" : ` at row ${this.row}${this.column === undefined ? "" : `, column "${this.column}"`}`
+    return `${where(this)}: cannot decode the reply${at}: ${this.detail}`
+  }
+  get hint(): string {
+    return "the reply could not be decoded; this is a client or server bug, report it with the query"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A label, relationship-type or property-key id is still unknown after a schema refresh:
+ * the graph was deleted or replaced meanwhile.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UnknownSchemaId extends Data.TaggedError("UnknownSchemaId")<
+  Where & {
+    readonly kind: "labels" | "relationshipTypes" | "propertyKeys"
+    readonly id: number
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: ${this.kind} id ${this.id} is not known to the server after a refresh (the graph was deleted or replaced meanwhile)`
+  }
+  get hint(): string {
+    return "the graph changed under the client (deleted or replaced); run the query again"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A typed row (`queryAs`) failed its `Schema`: `row` counts from 0 in the run, `column` is
+ * the alias the first issue points at, `cause` the `SchemaError`.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class RowDecode extends Data.TaggedError("RowDecode")<
+  Where & {
+    readonly row: number
+    readonly column: string | undefined
+    readonly cause: SchemaError
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: row ${this.row}${this.column === undefined ? "" : `, column "${this.column}"`}: ${this.cause.message}`
+  }
+  get hint(): string {
+    return "the row does not match the Schema; fix the schema or the query's RETURN aliases"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Every reason a graph call can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FalkorErrorReason =
+  | Syntax
+  | ReadOnlyQuery
+  | UnknownGraph
+  | WrongType
+  | UnknownFunction
+  | UnknownProcedure
+  | ModuleMissing
+  | Unsupported
+  | Backpressure
+  | ConstraintViolation
+  | Runtime
+  | Timeout
+  | InvalidParameter
+  | InvalidArgument
+  | VersionMismatch
+  | Connection
+  | Decode
+  | UnknownSchemaId
+  | RowDecode
+
+/**
+ * A failed graph call. `message`, `hint` and `isRetryable` come from the `reason`; the stack's
+ * first lines carry the hint too, so an uncaught error printed by `runMain` shows it.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+ *
+ * const titles = Effect.gen(function* () {
+ *   const db = yield* FalkorDB.FalkorDB
+ *   const result = yield* db.graph("movies").roQuery("MATCH (m:Movie) RETURN m.title AS title")
+ *   return result.rows.map((row) => row.get("title"))
+ * }).pipe(
+ *   // No graph yet: no titles.
+ *   Effect.catchReason("FalkorError", "UnknownGraph", () => Effect.succeed([]))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class FalkorError extends Data.TaggedError("FalkorError")<{ readonly reason: FalkorErrorReason }> {
+  readonly [TypeId] = TypeId
+  /** The reason, as the standard `cause` (printed beneath the error). */
+  override readonly cause: FalkorErrorReason = this.reason
+  constructor(props: { readonly reason: FalkorErrorReason }) {
+    super(props)
+    // The first stack line is "FalkorError: <message>"; the hint follows it, so runMain shows both.
+    const stack = this.stack
+    if (typeof stack === "string") {
+      const newline = stack.indexOf("\n")
+      const head = newline === -1 ? stack : stack.slice(0, newline)
+      this.stack = `${head}\n  hint: ${this.reason.hint}${newline === -1 ? "" : stack.slice(newline)}`
+    }
+  }
+  override get message(): string {
+    return this.reason.message
+  }
+  /** What to do about it. */
+  get hint(): string {
+    return this.reason.hint
+  }
+  /**
+   * True when running the call again is safe and may succeed: server backpressure (nothing
+   * ran), a client timeout before the query was sent, or an engine error whose command was
+   * never written.
+   */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
+
+/**
+ * True for a `FalkorError`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isFalkorError = (u: unknown): u is FalkorError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * True for a `FalkorErrorReason`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isFalkorErrorReason = (u: unknown): u is FalkorErrorReason => Predicate.hasProperty(u, ReasonTypeId)
+
+/**
+ * The tag of a reason classified from a server error line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ServerReasonTag =
   | "Syntax"
   | "ReadOnlyQuery"
   | "Timeout"
-  | "EmptyKey"
+  | "UnknownGraph"
   | "WrongType"
   | "UnknownFunction"
   | "UnknownProcedure"
   | "ModuleMissing"
+  | "Unsupported"
   | "InvalidParameter"
   | "InvalidArgument"
   | "VersionMismatch"
   | "Backpressure"
   | "ConstraintViolation"
-  | "Query"
-  | "Connection"
-  | "Decode"
-  | "UnknownSchemaId"
-  | "RowDecode"
-  | "Unsupported"
-
-const hints: { readonly [R in Reason]: string } = {
-  Syntax: "fix the Cypher text; the message points at the offending position",
-  ReadOnlyQuery: "use query (GRAPH.QUERY) for writes; roQuery only runs read-only Cypher",
-  Timeout: "raise the query's timeout option or make the query cheaper (the server stopped it)",
-  EmptyKey: "the graph does not exist yet; create it with a write through query()",
-  WrongType: "the key holds a non-graph value; pick another graph name or delete the key",
-  UnknownFunction: "check the function name (temporal functions need FalkorDB ≥ 4.6; UDFs must be loaded)",
-  UnknownProcedure: "check the procedure name with CALL dbms.procedures()",
-  ModuleMissing: "the FalkorDB module is not loaded: start redis-server with --loadmodule falkordb.so",
-  InvalidParameter: "pass plain data as parameters and build points/vectors/temporals with Cypher functions",
-  InvalidArgument: "check the TIMEOUT value (a positive integer, at most TIMEOUT_MAX) and the arguments",
-  VersionMismatch: "the graph's schema changed (or the graph was replaced); refresh the schema and retry",
-  Backpressure: "the server's queue is full and nothing ran; retry after a short delay or lower concurrency",
-  ConstraintViolation: "the write breaks a unique or mandatory constraint; fix the data",
-  Query: "the query failed while running; see the server message",
-  Connection: "see the cause: a write that may have run is never re-sent",
-  Decode: "the reply could not be decoded; this is a client or server bug, report it with the query",
-  UnknownSchemaId: "the graph changed under the client (deleted or replaced); run the query again",
-  RowDecode: "the row does not match the Schema; fix the schema or the query's RETURN aliases",
-  Unsupported: "this server version lacks the feature"
-}
-
-/**
- * A failed graph call.
- *
- * @since 0.1.0
- * @category errors
- */
-export class FalkorError extends Data.TaggedError("FalkorError")<{
-  readonly reason: Reason
-  readonly message: string
-  /** The error line exactly as the server sent it, for server errors. */
-  readonly serverMessage?: string | undefined
-  readonly graph?: string | undefined
-  /** The command name (`GRAPH.QUERY`, `GRAPH.RO_QUERY`, …). */
-  readonly command?: string | undefined
-  /** 0-based row of a decode failure. */
-  readonly row?: number | undefined
-  /** Column alias of a decode failure. */
-  readonly column?: string | undefined
-  /** The server's current schema version, for `VersionMismatch`. */
-  readonly currentVersion?: number | bigint | undefined
-  readonly cause?: unknown
-}> {
-  /** What to do about it. */
-  get hint(): string {
-    if (this.reason === "Connection" && hasHint(this.cause)) return this.cause.hint
-    return hints[this.reason]
-  }
-  /**
-   * True when running the call again is safe and may succeed: server backpressure (nothing
-   * ran), or a connection error whose command was never written.
-   */
-  get isRetryable(): boolean {
-    if (this.reason === "Backpressure") return true
-    if (this.reason === "Connection") return hasRetryable(this.cause) && this.cause.isRetryable
-    return false
-  }
-}
-
-const hasHint = (u: unknown): u is { readonly hint: string } =>
-  typeof u === "object" && u !== null && typeof (u as { hint?: unknown }).hint === "string"
-const hasRetryable = (u: unknown): u is { readonly isRetryable: boolean } =>
-  typeof u === "object" && u !== null && typeof (u as { isRetryable?: unknown }).isRetryable === "boolean"
+  | "Runtime"
 
 const baseCommands = new Set(["query", "ro_query", "delete", "list", "explain", "profile", "copy", "slowlog", "config"])
 
 /**
- * Classifies the text of a server error reply. The checks use `includes` on the whole
- * line because many FalkorDB errors carry no `ERR` prefix and one starts with
- * `graph.RO_QUERY`.
+ * Classifies the text of a server error reply, C and Rust server forms alike. The checks
+ * use `includes` on the whole line because many FalkorDB errors carry no `ERR` prefix and
+ * one starts with `graph.RO_QUERY`.
  *
  * @since 0.1.0
  * @category classification
  */
-export const classify = (message: string): Reason => {
+export const classify = (message: string): ServerReasonTag => {
   const lower = message.toLowerCase()
   const unknownGraphCommand = /^(?:err )?unknown command 'graph\.([a-z_]+)'/.exec(lower)
   if (unknownGraphCommand !== null) {
@@ -139,7 +566,7 @@ export const classify = (message: string): Reason => {
   }
   if (message.includes("is to be executed only on read-only queries")) return "ReadOnlyQuery"
   if (message.includes("Query timed out")) return "Timeout"
-  if (message.includes("Invalid graph operation on empty key")) return "EmptyKey"
+  if (message.includes("Invalid graph operation on empty key")) return "UnknownGraph"
   if (message.startsWith("WRONGTYPE") || message.includes("Existing key has wrong Redis type")) return "WrongType"
   if (message.includes("version mismatch") || message.includes("invalid graph version")) return "VersionMismatch"
   if (
@@ -152,14 +579,7 @@ export const classify = (message: string): Reason => {
   }
   if (message.startsWith("Unknown function '")) return "UnknownFunction"
   if (message.startsWith("Procedure `") && message.includes("is not registered")) return "UnknownProcedure"
-  if (
-    message.includes("Failed to parse query parameter") ||
-    message.includes("Failed to parse the value of parameter") ||
-    message === "Missing parameters" ||
-    /^Parameter .* not found/.test(message)
-  ) {
-    return "InvalidParameter"
-  }
+  if (parameterOf(message) !== null) return "InvalidParameter"
   if (
     message.includes("Failed to parse query timeout value") ||
     message.includes("TIMEOUT parameter value cannot exceed") ||
@@ -170,7 +590,80 @@ export const classify = (message: string): Reason => {
   }
   if (message.includes("constraint violation")) return "ConstraintViolation"
   if (message.startsWith("errMsg:") || message.includes(", errCtx:") || message.includes(" errCtx: ")) return "Syntax"
-  return "Query"
+  return "Runtime"
+}
+
+/**
+ * The parameter a server's parameter error names: a string, `undefined` when it names none
+ * (`Missing parameters`), `null` when the line is not a parameter error.
+ */
+const parameterOf = (message: string): string | undefined | null => {
+  const named =
+    /Failed to parse query parameter '(.*)' value/.exec(message) ??
+    /Failed to parse the value of parameter '(.*)'/.exec(message) ??
+    /^Parameter (.*) not found/.exec(message)
+  if (named !== null) return named[1]!
+  return message === "Missing parameters" ? undefined : null
+}
+
+/**
+ * Context a caller knows about a failed command.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Context extends Where {
+  /** The server `TIMEOUT` sent with the query, in milliseconds. */
+  readonly serverTimeout?: number | undefined
+}
+
+/**
+ * The reason of a server error line.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reasonFromServer = (serverMessage: string, context: Context): FalkorErrorReason => {
+  const { graph, command } = context
+  const fields = { serverMessage, graph, command }
+  switch (classify(serverMessage)) {
+    case "Syntax":
+      return new Syntax(fields)
+    case "ReadOnlyQuery":
+      return new ReadOnlyQuery(fields)
+    case "Timeout":
+      return new Timeout({
+        ...fields,
+        origin: "server",
+        timeout: context.serverTimeout,
+        stillRunning: false
+      })
+    case "UnknownGraph":
+      return new UnknownGraph(fields)
+    case "WrongType":
+      return new WrongType(fields)
+    case "UnknownFunction":
+      return new UnknownFunction(fields)
+    case "UnknownProcedure":
+      return new UnknownProcedure(fields)
+    case "ModuleMissing":
+      return new ModuleMissing(fields)
+    case "Unsupported":
+      return new Unsupported(fields)
+    case "InvalidParameter":
+      return new InvalidParameter({ ...fields, path: parameterOf(serverMessage) ?? undefined, detail: serverMessage })
+    case "InvalidArgument":
+      return new InvalidArgument({ ...fields, argument: undefined, detail: serverMessage })
+    case "VersionMismatch":
+      // A top-level line (not the `[error, version]` reply shape): the version is not known.
+      return new VersionMismatch({ ...fields, currentVersion: undefined })
+    case "Backpressure":
+      return new Backpressure(fields)
+    case "ConstraintViolation":
+      return new ConstraintViolation(fields)
+    case "Runtime":
+      return new Runtime(fields)
+  }
 }
 
 /**
@@ -179,31 +672,70 @@ export const classify = (message: string): Reason => {
  * @since 0.1.0
  * @category constructors
  */
-export const fromServer = (serverMessage: string, graph: string | undefined, command: string): FalkorError => {
-  const reason = classify(serverMessage)
-  const message =
-    reason === "ModuleMissing"
-      ? `the FalkorDB module is not loaded on this server (${command} is an unknown command)`
-      : reason === "Unsupported"
-        ? `${command} is not supported by this FalkorDB version: ${serverMessage}`
-        : `${command}${graph === undefined ? "" : ` on graph "${graph}"`} failed: ${serverMessage}`
-  return new FalkorError({ reason, message, serverMessage, graph, command })
-}
+export const fromServer = (serverMessage: string, context: Context): FalkorError =>
+  new FalkorError({ reason: reasonFromServer(serverMessage, context) })
 
 /**
- * An engine error as a `FalkorError`: error replies are classified from their text, every
- * other engine error becomes `Connection` with the engine error as `cause`.
+ * An engine error as a `FalkorError`: an error reply is classified from its text, a client
+ * timeout becomes `Timeout { origin: "client" }`, an argument the engine refused becomes
+ * `InvalidArgument`, anything else `Connection` with the engine error as `cause`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const fromRedis = (error: RedisError, graph: string | undefined, command: string): FalkorError => {
-  if (error._tag === "RedisReplyError") return fromServer(error.message, graph, command)
-  return new FalkorError({
-    reason: "Connection",
-    message: `${command}${graph === undefined ? "" : ` on graph "${graph}"`}: ${error._tag}: ${error.message}`,
-    graph,
-    command,
-    cause: error
-  })
+export const fromRedis = (error: RedisError, context: Context): FalkorError => {
+  const { graph, command } = context
+  switch (error._tag) {
+    case "RedisReplyError":
+      return fromServer(error.message, context)
+    case "RedisTimeout":
+      return new FalkorError({
+        reason: new Timeout({
+          graph,
+          command,
+          origin: "client",
+          timeout: error.timeout,
+          stillRunning: error.written,
+          serverMessage: undefined,
+          cause: error
+        })
+      })
+    case "RedisCommandError":
+      if (error.reason === "InvalidArgument") {
+        return new FalkorError({
+          reason: new InvalidArgument({
+            graph,
+            command,
+            argument: undefined,
+            detail: error.message,
+            serverMessage: undefined,
+            cause: error
+          })
+        })
+      }
+      return new FalkorError({ reason: new Connection({ graph, command, cause: error }) })
+    default:
+      return new FalkorError({ reason: new Connection({ graph, command, cause: error }) })
+  }
 }
+
+/**
+ * A `Decode` failure as a `FalkorError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const decodeError = (
+  detail: string,
+  context: Where & { readonly row?: number | undefined; readonly column?: string | undefined; readonly cause?: unknown }
+): FalkorError =>
+  new FalkorError({
+    reason: new Decode({
+      graph: context.graph,
+      command: context.command,
+      row: context.row,
+      column: context.column,
+      detail,
+      cause: context.cause
+    })
+  })

@@ -21,7 +21,14 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { decodeRow, type Envelope, parseEnvelope, parseNameList, SchemaMiss, type Statistics } from "./CompactReply.ts"
 import * as Cypher from "./Cypher.ts"
-import { FalkorError, fromRedis } from "./FalkorError.ts"
+import {
+  decodeError as decodeFailure,
+  FalkorError,
+  fromRedis,
+  InvalidArgument,
+  InvalidParameter,
+  RowDecode
+} from "./FalkorError.ts"
 import { Header, Row } from "./Row.ts"
 import { type Fetch, type GraphSchema, procedureText, type SchemaCache } from "./SchemaCache.ts"
 
@@ -242,8 +249,7 @@ const text = (reply: Reply): string | undefined =>
 
 const isOk = (reply: Reply): boolean => text(reply) === "OK"
 
-const decodeError = (message: string, graph: string, command: string) =>
-  new FalkorError({ reason: "Decode", message, graph, command })
+const decodeError = (detail: string, graph: string, command: string) => decodeFailure(detail, { graph, command })
 
 /**
  * A `Graph` over a connection and a schema registry.
@@ -266,10 +272,10 @@ export const make = (
     "db.client.strategy": connection.info.strategy
   }
 
-  const exec = (command: Command, readOnly: boolean, timeout: Duration.Input | undefined) =>
+  const exec = (command: Command, readOnly: boolean, timeout: Duration.Input | undefined, serverTimeout?: number) =>
     connection
       .execute(command, { readOnly, timeout })
-      .pipe(Effect.mapError((error) => fromRedis(error, name, String(command[0]))))
+      .pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout })))
 
   const fetch: Fetch = (kind, skip) => {
     const command = ["GRAPH.RO_QUERY", name, procedureText(kind, skip)]
@@ -291,9 +297,12 @@ export const make = (
       if (clash !== undefined) {
         return Effect.fail(
           new FalkorError({
-            reason: "InvalidParameter",
-            message: `parameter "${clash}" is bound both by the cypher template and explicitly`,
-            graph: name
+            reason: new InvalidParameter({
+              graph: name,
+              path: clash,
+              detail: "bound both by the cypher template and explicitly",
+              serverMessage: undefined
+            })
           })
         )
       }
@@ -303,17 +312,22 @@ export const make = (
       Effect.mapError(
         (cause) =>
           new FalkorError({
-            reason: "InvalidParameter",
-            message: `parameter ${cause.path}: ${cause.message} (${cause.hint})`,
-            graph: name,
-            cause
+            reason: new InvalidParameter({
+              graph: name,
+              path: cause.path,
+              detail: `${cause.message} (${cause.hint})`,
+              serverMessage: undefined,
+              cause
+            })
           })
       )
     )
   }
 
   const timeoutArgs = (options: QueryOptions | undefined) => {
-    if (options?.timeout === undefined) return { args: [] as Array<string>, client: options?.clientTimeout }
+    if (options?.timeout === undefined) {
+      return { args: [] as Array<string>, client: options?.clientTimeout, server: undefined }
+    }
     const ms = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
     if (!Number.isFinite(ms) || ms < 1) {
       return undefined
@@ -321,7 +335,8 @@ export const make = (
     const rounded = Math.ceil(ms)
     return {
       args: ["TIMEOUT", String(rounded)],
-      client: options.clientTimeout ?? Duration.millis(rounded + 5000)
+      client: options.clientTimeout ?? Duration.millis(rounded + 5000),
+      server: rounded
     }
   }
 
@@ -367,21 +382,24 @@ export const make = (
       const timeout = timeoutArgs(options)
       if (timeout === undefined) {
         return yield* new FalkorError({
-          reason: "InvalidArgument",
-          message: `the query timeout must be at least 1 millisecond`,
-          graph: name,
-          command
+          reason: new InvalidArgument({
+            graph: name,
+            command,
+            argument: "timeout",
+            detail: "the query timeout must be at least 1 millisecond",
+            serverMessage: undefined
+          })
         })
       }
       const readOnly = command === "GRAPH.RO_QUERY"
       const base: Array<string> = [command, name, textWithParams, "--compact", ...timeout.args]
       if (!versionCheck) {
-        const reply = yield* exec(base, readOnly, timeout.client)
+        const reply = yield* exec(base, readOnly, timeout.client, timeout.server)
         return yield* parse(reply, command)
       }
       for (let attempt = 0; ; attempt++) {
         const version = schema.version ?? 0
-        const reply = yield* exec([...base, "version", String(version)], readOnly, timeout.client)
+        const reply = yield* exec([...base, "version", String(version)], readOnly, timeout.client, timeout.server)
         if (!isMismatch(reply)) return yield* parse(reply, command)
         if (attempt >= 3) return yield* parse(reply, command)
         // Nothing ran: re-read the schema, note the server's version and send again.
@@ -392,10 +410,15 @@ export const make = (
   const parse = (reply: Reply, command: string) =>
     Effect.try({ try: () => parseEnvelope(reply, name, command), catch: (e) => asFalkorError(e, command) })
 
-  const asFalkorError = (e: unknown, command: string): FalkorError =>
-    e instanceof FalkorError
-      ? e
-      : new FalkorError({ reason: "Decode", message: `decoding failed: ${String(e)}`, graph: name, command, cause: e })
+  /** A decoder's failure, placed: the decoder does not know the graph or the command. */
+  const asFalkorError = (e: unknown, command: string): FalkorError => {
+    if (!(e instanceof FalkorError)) {
+      return decodeFailure(`decoding failed: ${String(e)}`, { graph: name, command, cause: e })
+    }
+    const reason = e.reason
+    if (reason._tag !== "Decode" || reason.graph !== undefined) return e
+    return decodeFailure(reason.detail, { graph: name, command, row: reason.row, column: reason.column })
+  }
 
   /** Decodes rows [from, to) synchronously; a schema miss suspends for one refresh and resumes. */
   const decodeRange = (
@@ -464,7 +487,10 @@ export const make = (
       )
 
   const typed =
-    (rows: (q: string | Cypher.Query, p?: Parameters, o?: QueryOptions) => Stream.Stream<Row, FalkorError>) =>
+    (
+      rows: (q: string | Cypher.Query, p?: Parameters, o?: QueryOptions) => Stream.Stream<Row, FalkorError>,
+      command: "GRAPH.QUERY" | "GRAPH.RO_QUERY"
+    ) =>
     <S extends Schema.Decoder<unknown>>(
       schemaOfRow: S,
       query: string | Cypher.Query,
@@ -482,12 +508,7 @@ export const make = (
               Effect.mapError((cause) => {
                 const path = firstPathKey(cause)
                 return new FalkorError({
-                  reason: "RowDecode",
-                  message: `row ${at}${path === undefined ? "" : `, column "${path}"`}: ${cause.message}`,
-                  graph: name,
-                  row: at,
-                  column: path,
-                  cause
+                  reason: new RowDecode({ graph: name, command, row: at, column: path, cause })
                 })
               })
             )
@@ -520,8 +541,8 @@ export const make = (
     roQuery: runQuery("GRAPH.RO_QUERY", "Graph.roQuery"),
     stream,
     roStream,
-    queryAs: typed(stream),
-    roQueryAs: typed(roStream),
+    queryAs: typed(stream, "GRAPH.QUERY"),
+    roQueryAs: typed(roStream, "GRAPH.RO_QUERY"),
     delete: () =>
       exec(["GRAPH.DELETE", name], false, undefined).pipe(
         Effect.flatMap((reply) =>

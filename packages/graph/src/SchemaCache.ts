@@ -23,7 +23,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type { Names, SchemaKind } from "./CompactReply.ts"
-import { FalkorError } from "./FalkorError.ts"
+import { FalkorError, UnknownSchemaId } from "./FalkorError.ts"
 
 /**
  * Fetches names of `kind` with ids from `skip` on.
@@ -132,13 +132,7 @@ export class GraphSchema {
   private checkKnown(kind: SchemaKind, id: number): Effect.Effect<void, FalkorError> {
     return this.names[kind][id] !== undefined
       ? Effect.void
-      : Effect.fail(
-          new FalkorError({
-            reason: "UnknownSchemaId",
-            message: `graph "${this.graph}": ${kind} id ${id} is not known to the server after a refresh (the graph was deleted or replaced meanwhile)`,
-            graph: this.graph
-          })
-        )
+      : Effect.fail(new FalkorError({ reason: new UnknownSchemaId({ graph: this.graph, kind, id }) }))
   }
 
   private startRefresh(kind: SchemaKind, fetch: Fetch): Effect.Effect<void, FalkorError> {

@@ -5,6 +5,7 @@ import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as FalkorDB from "../src/FalkorDB.ts"
+import { serverMessageOf } from "./helpers.ts"
 
 const TestLayer = Layer.unwrap(
   Effect.map(Embedded.EmbeddedServer, (server) => FalkorDB.layer({ url: server.url, connections: 2 }))
@@ -17,13 +18,13 @@ layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })(
       Effect.gen(function* () {
         const db = yield* FalkorDB.FalkorDB
         const query = yield* Effect.flip(db.graph("g").query("RETURN 1"))
-        assert.strictEqual(query.reason, "ModuleMissing")
-        assert.include(query.serverMessage ?? "", "unknown command 'GRAPH.QUERY'")
+        assert.strictEqual(query.reason._tag, "ModuleMissing")
+        assert.include(serverMessageOf(query) ?? "", "unknown command 'GRAPH.QUERY'")
         assert.include(query.hint, "--loadmodule")
         const ro = yield* Effect.flip(db.graph("g").roQuery("RETURN 1"))
-        assert.strictEqual(ro.reason, "ModuleMissing")
+        assert.strictEqual(ro.reason._tag, "ModuleMissing")
         const list = yield* Effect.flip(db.list())
-        assert.strictEqual(list.reason, "ModuleMissing")
+        assert.strictEqual(list.reason._tag, "ModuleMissing")
       })
     )
 

@@ -105,7 +105,7 @@ describe("SchemaCache", () => {
     return Effect.gen(function* () {
       const db = yield* FalkorDB.FalkorDB
       const e = yield* Effect.flip(db.graph("g").query("q"))
-      assert.strictEqual(e.reason, "UnknownSchemaId")
+      assert.strictEqual(e.reason._tag, "UnknownSchemaId")
     }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
   })
 

@@ -6,6 +6,7 @@ import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { type RedisError, RedisReplyError } from "@effect-falkordb/redis/RedisError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { FalkorError } from "../src/FalkorError.ts"
 import { decodeReply, type Scenario } from "./fixtures.ts"
 
 export const resp = (text: string): Reply => {
@@ -71,3 +72,7 @@ export const replay = (scenario: Scenario) => {
     return Effect.succeed(decodeReply(next))
   }, `replay:${scenario.scenario}`)
 }
+
+/** The server's line of a server-classified failure, if it has one. */
+export const serverMessageOf = (e: FalkorError): string | undefined =>
+  "serverMessage" in e.reason ? e.reason.serverMessage : undefined
