@@ -428,6 +428,142 @@ export class RowDecode extends Data.TaggedError("RowDecode")<
 }
 
 /**
+ * A unique constraint needs a range index on the same label and properties first
+ * (`missing supporting exact-match index`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class MissingIndex extends ServerReason(
+  "MissingIndex",
+  "create a range index on the same label and properties first (Indexes.createRange), or pass createIndex: true to Constraints.create",
+  false
+) {}
+
+/**
+ * The property already has an index of that kind (`Attribute 'n' is already indexed`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class IndexExists extends ServerReason(
+  "IndexExists",
+  "the index exists already; list the indexes (Indexes.list) or treat this as done",
+  false
+) {}
+
+/**
+ * There is no such index to drop (`Unable to drop index on :Doc(x): no such index.`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class IndexNotFound extends ServerReason(
+  "IndexNotFound",
+  "there is no such index; check the label, property and index kind with Indexes.list",
+  false
+) {}
+
+/**
+ * The constraint exists already (`Constraint already exists`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ConstraintExists extends ServerReason(
+  "ConstraintExists",
+  "the constraint exists already; list the constraints (Constraints.list) or treat this as done",
+  false
+) {}
+
+/**
+ * There is no such constraint to drop (`Unable to drop constraint, no such constraint.`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ConstraintNotFound extends ServerReason(
+  "ConstraintNotFound",
+  "there is no such constraint; check kind, entity type, label and properties with Constraints.list",
+  false
+) {}
+
+/**
+ * A constraint the server reports as `FAILED`: the existing data violates it. `constraint`
+ * names it (`UNIQUE (:User {email})`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ConstraintFailed extends Data.TaggedError("ConstraintFailed")<Where & { readonly constraint: string }> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: the constraint ${this.constraint} FAILED: the existing data violates it`
+  }
+  get hint(): string {
+    return "drop the constraint, fix the data that violates it, then create it again"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Waiting for an index or constraint to become operational gave up (deadline reached or
+ * schedule exhausted); `lastStatus` is what the server said last.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class WaitTimeout extends Data.TaggedError("WaitTimeout")<
+  Where & {
+    /** What was awaited (`the index on Doc.n`). */
+    readonly what: string
+    /** The last status read (`(:Doc) (n): [Indexing] 3379/20000: UNDER CONSTRUCTION`). */
+    readonly lastStatus: string
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: gave up waiting for ${this.what} to become operational; last status: ${this.lastStatus}`
+  }
+  get hint(): string {
+    return "the server is still building it: wait longer (the timeout option) and check progress with list()"
+  }
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * A label, relationship type, property or output name that cannot be written as one Cypher
+ * identifier (empty, a backtick, NUL, a lone surrogate). Nothing was sent.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class InvalidIdentifier extends Data.TaggedError("InvalidIdentifier")<
+  Where & {
+    /** The refused name. */
+    readonly name: string
+    /** What it names (`label`, `property name`, …). */
+    readonly what: string
+    readonly detail: string
+  }
+> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${where(this)}: the ${this.what} ${JSON.stringify(this.name)} cannot be written as a Cypher identifier: ${this.detail}`
+  }
+  get hint(): string {
+    return "rename it: identifiers are written bare or in backticks, and FalkorDB cannot escape a backtick inside one"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
  * Every reason a graph call can fail with.
  *
  * @since 0.1.0
@@ -453,6 +589,14 @@ export type FalkorErrorReason =
   | Decode
   | UnknownSchemaId
   | RowDecode
+  | MissingIndex
+  | IndexExists
+  | IndexNotFound
+  | ConstraintExists
+  | ConstraintNotFound
+  | ConstraintFailed
+  | WaitTimeout
+  | InvalidIdentifier
 
 /**
  * A failed graph call. `message`, `hint` and `isRetryable` come from the `reason`; the stack's
@@ -545,6 +689,11 @@ export type ServerReasonTag =
   | "Backpressure"
   | "ConstraintViolation"
   | "Runtime"
+  | "MissingIndex"
+  | "IndexExists"
+  | "IndexNotFound"
+  | "ConstraintExists"
+  | "ConstraintNotFound"
 
 const baseCommands = new Set(["query", "ro_query", "delete", "list", "explain", "profile", "copy", "slowlog", "config"])
 
@@ -589,6 +738,11 @@ export const classify = (message: string): ServerReasonTag => {
     return "InvalidArgument"
   }
   if (message.includes("constraint violation")) return "ConstraintViolation"
+  if (message.includes("missing supporting exact-match index")) return "MissingIndex"
+  if (/^Attribute '.*' is already indexed$/.test(message)) return "IndexExists"
+  if (message.includes("Unable to drop index") && message.includes("no such index")) return "IndexNotFound"
+  if (message === "Constraint already exists") return "ConstraintExists"
+  if (message.includes("Unable to drop constraint")) return "ConstraintNotFound"
   if (message.startsWith("errMsg:") || message.includes(", errCtx:") || message.includes(" errCtx: ")) return "Syntax"
   return "Runtime"
 }
@@ -663,6 +817,16 @@ export const reasonFromServer = (serverMessage: string, context: Context): Falko
       return new ConstraintViolation(fields)
     case "Runtime":
       return new Runtime(fields)
+    case "MissingIndex":
+      return new MissingIndex(fields)
+    case "IndexExists":
+      return new IndexExists(fields)
+    case "IndexNotFound":
+      return new IndexNotFound(fields)
+    case "ConstraintExists":
+      return new ConstraintExists(fields)
+    case "ConstraintNotFound":
+      return new ConstraintNotFound(fields)
   }
 }
 
