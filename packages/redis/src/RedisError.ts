@@ -7,9 +7,6 @@
  */
 import * as Data from "effect/Data"
 
-/** Error codes Redis sends before it runs a command: the command had no effect. */
-const NOT_EXECUTED_CODES: ReadonlySet<string> = new Set(["LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"])
-
 /**
  * The server answered the command with an error reply (`-ERR …`, `-WRONGTYPE …`).
  * `code` is the upper-case first word when there is one (many FalkorDB errors have none);
@@ -25,16 +22,13 @@ export class RedisReplyError extends Data.TaggedError("RedisReplyError")<{
 }> {
   /** `LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN` and `MASTERDOWN` are transient server states. */
   get isRetryable(): boolean {
-    return this.notExecuted
-  }
-  /**
-   * True when the code says the server refused the command before running it: a transient
-   * state (`LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`), checked by Redis
-   * before it executes anything. Such a command had no effect, so resending it is safe.
-   * Any other error reply (a script that failed halfway, say) may have had effects.
-   */
-  get notExecuted(): boolean {
-    return this.code !== undefined && NOT_EXECUTED_CODES.has(this.code)
+    return (
+      this.code === "LOADING" ||
+      this.code === "BUSY" ||
+      this.code === "TRYAGAIN" ||
+      this.code === "CLUSTERDOWN" ||
+      this.code === "MASTERDOWN"
+    )
   }
   get hint(): string {
     switch (this.code) {
@@ -44,14 +38,7 @@ export class RedisReplyError extends Data.TaggedError("RedisReplyError")<{
       case "WRONGPASS":
         return "check the password/user in the connection URL or options"
       case "LOADING":
-        return "the server is loading its dataset; the command did not run, retry after a short delay"
-      case "BUSY":
-        return "the server is running a long script or function; the command did not run, retry later (or SCRIPT KILL)"
-      case "MASTERDOWN":
-        return "this replica lost its primary and does not serve stale data; the command did not run, retry later"
-      case "TRYAGAIN":
-      case "CLUSTERDOWN":
-        return "the cluster cannot serve the command now; it did not run, retry after a short delay"
+        return "the server is loading its dataset; retry after a short delay"
       case "READONLY":
         return "this server is a replica; send writes to the primary"
       case "MOVED":

@@ -66,15 +66,6 @@ const ledgerOf = (exits: ReadonlyArray<Exit.Exit<unknown, RedisError>>, amounts:
       case "RedisOffline":
         ledger.neverSent += amounts[i]
         return
-      case "RedisReplyError":
-        // LOADING, BUSY, MASTERDOWN, TRYAGAIN: refused before it ran, so it was not applied.
-        if (error.notExecuted) {
-          ledger.neverSent += amounts[i]
-          ledger.failures.push(`${error._tag}:${error.code}`)
-          return
-        }
-        assert.fail(`call ${i} failed with an unexpected reply error: ${error.message}`)
-        return
       default:
         assert.fail(`call ${i} failed with an unexpected ${error._tag}: ${error.message}`)
     }
@@ -166,9 +157,6 @@ describe("faults", { timeout: 60_000 }, () => {
       const exits = yield* Fiber.join(burst)
       yield* untilOnline(redis)
       const ledger = ledgerOf(exits, amounts)
-      // The handshake's probe holds user commands while the restarted server loads its
-      // append-only file: none of them meets -LOADING.
-      assert.notInclude(ledger.failures, "RedisReplyError:LOADING")
       const value = yield* redis.execute(["GET", "restart-ledger"])
       const final = value === null ? 0 : Number(text(value))
       assert.isAtLeast(final, ledger.acknowledged)
@@ -181,94 +169,6 @@ describe("faults", { timeout: 60_000 }, () => {
       // Re-handshake: SELECT 3 was applied again (the key is in db 3, not db 0).
       const { service: db0 } = yield* build("single", server.url)
       assert.strictEqual(yield* db0.execute(["EXISTS", "restart-ledger"]), 0)
-    })
-  )
-
-  it.live(
-    "a server loading its dataset: the handshake holds user commands until the probe stops answering LOADING",
-    () =>
-      Effect.gen(function* () {
-        // Every connection's server "loads" for its first three PINGs and refuses INCR meanwhile.
-        let loadingPings = 3
-        const left = new Map<number, number>()
-        const received = new Map<number, Array<string>>()
-        const loading = "-LOADING Redis is loading the dataset in memory\r\n"
-        const fake = yield* FakeServer.make((command, connection) => {
-          if (!received.has(connection)) {
-            received.set(connection, [])
-            left.set(connection, loadingPings)
-          }
-          received.get(connection)!.push(command.join(" "))
-          const remaining = left.get(connection)!
-          if (command[0] === "SELECT" || command[0] === "CLIENT") return "+OK\r\n"
-          if (command[0] === "PING") {
-            if (remaining > 0) {
-              left.set(connection, remaining - 1)
-              return loading
-            }
-            return "+PONG\r\n"
-          }
-          if (command[0] === "INCR") return remaining > 0 ? loading : ":1\r\n"
-          return "-ERR unknown\r\n"
-        })
-        for (const kind of ["single", "pooled8", "multiplexed1", "multiplexed8"] as const) {
-          received.clear()
-          // Each client closes before the next: a pool still handshaking would blur the record.
-          yield* Effect.scoped(check(kind))
-        }
-        function check(kind: "single" | "pooled8" | "multiplexed1" | "multiplexed8") {
-          return Effect.gen(function* () {
-            const { service: redis, engines } = yield* build(kind, fake.url, { database: 2, clientName: "held" })
-            const replies = yield* Effect.forEach(
-              Array.from({ length: 16 }, () => ["INCR", "n"]),
-              (command) => redis.execute(command),
-              { concurrency: "unbounded" }
-            )
-            assert.deepStrictEqual(
-              replies,
-              Array.from({ length: 16 }, () => 1)
-            )
-            assert.isAbove(received.size, 0)
-            // SELECT and CLIENT SETNAME (allowed while loading), then PING until it answers PONG;
-            // user commands only after that. (A pool may still be handshaking its other connections.)
-            let served = 0
-            for (const commands of received.values()) {
-              const handshake = ["SELECT 2", "CLIENT SETNAME held", "PING", "PING", "PING", "PING"]
-              assert.deepStrictEqual(commands.slice(0, handshake.length), handshake.slice(0, commands.length))
-              const incrs = commands.filter((command) => command === "INCR n").length
-              assert.deepStrictEqual(commands.slice(handshake.length), Array(incrs).fill("INCR n"))
-              served += incrs
-            }
-            assert.strictEqual(served, 16)
-            for (const engine of engines) assert.strictEqual(engine.loadingProbes, 3)
-          })
-        }
-        // A server that keeps loading past connectTimeout: the connect fails, saying why.
-        loadingPings = Number.POSITIVE_INFINITY
-        const error = yield* Effect.flip(build("single", fake.url, { connectTimeout: 300 }))
-        assert.strictEqual(error._tag, "RedisOffline")
-        assert.include(error.message, "still loading its dataset after 300 ms")
-      })
-  )
-
-  it.live("a transient error reply (LOADING, BUSY, MASTERDOWN, TRYAGAIN) is retryable and marked not executed", () =>
-    Effect.gen(function* () {
-      const fake = yield* FakeServer.make((command) => {
-        if (command[0] === "PING") return "+PONG\r\n"
-        if (command[0] === "FAIL") return `-${command[1]} the server says no\r\n`
-        return "-ERR unknown\r\n"
-      })
-      const { service: redis } = yield* build("single", fake.url)
-      for (const code of ["LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "ERR", "WRONGTYPE"]) {
-        const error = yield* Effect.flip(redis.execute(["FAIL", code]))
-        assert.strictEqual(error._tag, "RedisReplyError")
-        if (error._tag !== "RedisReplyError") continue
-        const transient = code !== "ERR" && code !== "WRONGTYPE"
-        assert.strictEqual(error.code, code)
-        assert.strictEqual(error.notExecuted, transient, code)
-        assert.strictEqual(error.isRetryable, transient, code)
-        if (transient) assert.include(error.hint, "did not run")
-      }
     })
   )
 

@@ -52,10 +52,6 @@ const ABANDONED = 3
 
 const textDecoder = new TextDecoder()
 
-/** Backoff of the readiness probe while the server loads its dataset: 10 ms doubling to 100 ms. */
-const LOADING_FIRST_DELAY = 10
-const LOADING_MAX_DELAY = 100
-
 /** The fewest queued requests a caller writes itself under load (see `enqueue`). */
 const EAGER_MIN = 32
 
@@ -360,9 +356,8 @@ const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
   }
   if (options.database !== 0) commands.push(["SELECT", options.database])
   if (options.clientName !== undefined) commands.push(["CLIENT", "SETNAME", options.clientName])
-  // The readiness probe, last: a server loading its dataset answers it with -LOADING (and
-  // a peer that is not Redis, or expects TLS, is caught here).
-  commands.push(["PING"])
+  // Always at least one round trip: a peer that is not Redis (or expects TLS) is caught here.
+  if (commands.length === 0) commands.push(["PING"])
   return commands
 }
 
@@ -380,8 +375,6 @@ export class Engine {
   lastError: RedisError | undefined = undefined
   /** Successful connects, the first one included. */
   connects = 0
-  /** Readiness probes answered with `-LOADING` (the server was loading its dataset). */
-  loadingProbes = 0
   /** Requests offered to the queue and not yet taken by the writer. */
   private queued = 0
   private readonly defaultDeadlines = new RingBuffer<Request>()
@@ -673,88 +666,40 @@ export class Engine {
   // ---------------------------------------------------------------------------
   // connection life
 
-  /**
-   * Connects and handshakes; the connection is ready for user commands when this succeeds.
-   * The whole of it (TCP, TLS, handshake, waiting for a loading server) fits in
-   * `connectTimeout`. User commands wait meanwhile: they reach only a ready connection.
-   */
+  /** Connects and handshakes; the connection is ready for user commands when this succeeds. */
   readonly connect: Effect.Effect<Connection, RedisError> = Effect.gen({ self: this }, function* () {
-    const deadline = performance.now() + this.options.connectTimeout
     const socket = yield* openSocket(this.options)
     const connection = new Connection(socket, this)
-    yield* this.handshake(connection, deadline).pipe(
-      Effect.onError(() => Effect.sync(() => connection.fatal(new RedisOffline({ message: "handshake failed" }))))
-    )
-    return connection
-  })
-
-  /** Sends a batch on a connection that is not ready yet and waits for its replies until `deadline`. */
-  private exchange(
-    connection: Connection,
-    commands: Array<Command>,
-    deadline: number
-  ): Effect.Effect<Array<Reply>, RedisError> {
-    const request = new Request(commands, true, 0, this.options.connectTimeout)
-    request.state = WRITTEN
-    connection.inflight.push(request)
+    const commands = handshakeCommands(this.options)
+    const handshake = new Request(commands, true, 0, this.options.connectTimeout)
+    handshake.state = WRITTEN
+    connection.inflight.push(handshake)
     connection.write(encodeCommands(commands))
-    return Deferred.await(request.deferred as Deferred.Deferred<Array<Reply>, RedisError>).pipe(
+    const replies = yield* Deferred.await(handshake.deferred as Deferred.Deferred<Array<Reply>, RedisError>).pipe(
       Effect.timeoutOrElse({
-        duration: Math.max(0, deadline - performance.now()),
+        duration: this.options.connectTimeout,
         orElse: () =>
           Effect.fail(
             new RedisOffline({
               message: `${this.options.target} accepted the connection but did not answer the handshake within ${this.options.connectTimeout} ms${this.options.tls === undefined ? " (is it a TLS port? then use rediss://)" : ""}`
             })
           )
-      })
+      }),
+      Effect.onError(() => Effect.sync(() => connection.fatal(new RedisOffline({ message: "handshake failed" }))))
     )
-  }
-
-  /**
-   * AUTH/HELLO, SELECT, CLIENT SETNAME, then a PING as the readiness probe: those three are
-   * allowed while the server loads its dataset (they would succeed on a server that refuses
-   * every user command with `-LOADING`), PING is not. While the probe answers `-LOADING`
-   * the probe is repeated with a short bounded backoff; past the deadline the connect fails
-   * with `RedisOffline` and the supervisor tries again later.
-   */
-  private handshake(connection: Connection, deadline: number): Effect.Effect<void, RedisError> {
-    return Effect.gen({ self: this }, function* () {
-      const commands = handshakeCommands(this.options)
-      const replies = yield* this.exchange(connection, commands, deadline)
-      for (let i = 0; i < replies.length - 1; i++) {
-        const reply = replies[i]
-        if (reply instanceof ErrorReply) {
-          return yield* new RedisReplyError({
-            code: reply.code,
-            message: `handshake with ${this.options.target} failed at ${commandName(commands[i])}: ${reply.message}`,
-            command: commandName(commands[i])
-          })
-        }
-      }
-      let probe = replies[replies.length - 1]
-      let delay = LOADING_FIRST_DELAY
-      while (probe instanceof ErrorReply && probe.code === "LOADING") {
-        this.loadingProbes++
-        const left = deadline - performance.now()
-        if (left <= delay) {
-          return yield* new RedisOffline({
-            message: `${this.options.target} was still loading its dataset after ${this.options.connectTimeout} ms (connectTimeout); commands wait for a later reconnect`
-          })
-        }
-        yield* Effect.sleep(delay)
-        delay = Math.min(delay * 2, LOADING_MAX_DELAY)
-        probe = (yield* this.exchange(connection, [["PING"]], deadline))[0]
-      }
-      if (probe instanceof ErrorReply) {
+    for (let i = 0; i < replies.length; i++) {
+      const reply = replies[i]
+      if (reply instanceof ErrorReply) {
+        connection.fatal(new RedisOffline({ message: "handshake failed" }))
         return yield* new RedisReplyError({
-          code: probe.code,
-          message: `handshake with ${this.options.target} failed at PING: ${probe.message}`,
-          command: "PING"
+          code: reply.code,
+          message: `handshake with ${this.options.target} failed at ${commandName(commands[i])}: ${reply.message}`,
+          command: commandName(commands[i])
         })
       }
-    })
-  }
+    }
+    return connection
+  })
 
   private backoff(attempt: number): number {
     const base = Math.min(this.options.reconnectMaxDelay, this.options.reconnectBaseDelay * 2 ** Math.min(attempt, 30))
