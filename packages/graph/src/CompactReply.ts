@@ -11,6 +11,7 @@
  */
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import { decodeError, FalkorError, fromServer, VersionMismatch } from "./FalkorError.ts"
+import { decodeUtf8, text } from "./internal/Text.ts"
 import * as Temporal from "./Temporal.ts"
 import { Edge, type FalkorMap, type FalkorValue, Node, Path, Point } from "./Value.ts"
 
@@ -105,29 +106,7 @@ export interface Envelope {
   readonly statistics: Statistics
 }
 
-const utf8 = new TextDecoder("utf-8")
-
 const malformed = (detail: string, row?: number, column?: string): FalkorError => decodeError(detail, { row, column })
-
-const text = (reply: Reply): string | undefined => {
-  if (reply instanceof Uint8Array) {
-    // Short ASCII payloads (most names and values) are built directly: a TextDecoder call
-    // costs far more than the copy for a few bytes.
-    const length = reply.length
-    if (length <= 24) {
-      let out = ""
-      for (let i = 0; i < length; i++) {
-        const byte = reply[i]!
-        if (byte >= 0x80) return utf8.decode(reply)
-        out += String.fromCharCode(byte)
-      }
-      return out
-    }
-    return utf8.decode(reply)
-  }
-  if (typeof reply === "string") return reply
-  return undefined
-}
 
 const isArray = (reply: Reply): reply is ReadonlyArray<Reply> => Array.isArray(reply)
 
@@ -231,7 +210,7 @@ const parseHeader = (reply: Reply): ReadonlyArray<string> => {
 
 const describe = (reply: Reply): string => {
   if (reply === null) return "null"
-  if (reply instanceof Uint8Array) return `the bulk string ${JSON.stringify(utf8.decode(reply.subarray(0, 40)))}`
+  if (reply instanceof Uint8Array) return `the bulk string ${JSON.stringify(decodeUtf8(reply.subarray(0, 40)))}`
   if (typeof reply === "string") return `the simple string ${JSON.stringify(reply.slice(0, 40))}`
   return typeof reply === "object" ? reply.constructor.name : typeof reply
 }

@@ -23,6 +23,7 @@ export class ParameterError extends Data.TaggedError("ParameterError")<{
     | "LoneSurrogate"
     | "OutOfRange"
     | "Subnormal"
+    | "Cyclic"
     | "Unsupported"
   readonly message: string
 }> {
@@ -38,24 +39,55 @@ const hints: Record<ParameterError["reason"], string> = {
   LoneSurrogate: "the string is not valid Unicode (lone UTF-16 surrogate)",
   OutOfRange: "integers must fit in a signed 64-bit value",
   Subnormal: "FalkorDB 4.4 rejects doubles below 2.2250738585072014e-308 (Float overflow); send 0 or a string",
+  Cyclic: "a parameter that contains itself has no literal; send a tree (ids instead of back references)",
   Unsupported: "pass plain data (ids, strings, maps) and build points/vectors/temporals in Cypher"
 }
 
+type Scalar = null | undefined | boolean | number | bigint | string
+
 /**
- * Values accepted as parameters.
+ * Values accepted as parameters: plain data. `undefined` is sent as `null` (like an optional
+ * field that is absent), at the top level and inside lists and maps alike.
  *
  * @since 0.1.0
  * @category models
  */
-export type ParameterValue =
-  | null
-  | undefined
-  | boolean
-  | number
-  | bigint
-  | string
-  | ReadonlyArray<ParameterValue>
-  | { readonly [key: string]: ParameterValue }
+export type ParameterValue = Scalar | ReadonlyArray<ParameterValue> | { readonly [key: string]: ParameterValue }
+
+/**
+ * `T` checked as plain data, field by field, so values typed by an `interface` are accepted
+ * (an interface has no index signature, so it never matches `ParameterValue`'s map). Class
+ * instances such as `Date` or `Float32Array` and functions are refused by the type, as the
+ * encoder refuses them at run time.
+ *
+ * @example
+ * ```ts
+ * import type { Parameter } from "@effect-falkordb/graph/Cypher"
+ *
+ * interface User { readonly name: string; readonly tags: ReadonlyArray<string> }
+ * const user: Parameter<User> = { name: "Ann", tags: ["a"] }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Parameter<T> = T extends Scalar
+  ? T
+  : T extends ReadonlyArray<infer U>
+    ? ReadonlyArray<Parameter<U>>
+    : T extends (...args: ReadonlyArray<never>) => unknown
+      ? never
+      : T extends object
+        ? { readonly [K in keyof T]: Parameter<T[K]> }
+        : never
+
+/**
+ * A parameters object checked as plain data (see {@link Parameter}).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ParametersOf<P> = { readonly [K in keyof P]: Parameter<P[K]> }
 
 const bareName = /^[A-Za-z_][A-Za-z0-9_]*$/
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -83,7 +115,7 @@ const encodeString = (s: string, path: string): string => {
   return `'${s.replace(/[\\']/g, (c) => `\\${c}`)}'`
 }
 
-const encodeValue = (value: ParameterValue, path: string): string => {
+const encodeValue = (value: ParameterValue, path: string, ancestors: Set<object>): string => {
   if (value === null || value === undefined) return "null"
   switch (typeof value) {
     case "boolean":
@@ -105,18 +137,26 @@ const encodeValue = (value: ParameterValue, path: string): string => {
     case "string":
       return encodeString(value, path)
     case "object": {
+      if (ancestors.has(value)) {
+        return fail(path, "Cyclic", `${path} contains itself (a cycle back to an enclosing list or map)`)
+      }
       if (Array.isArray(value)) {
-        return `[${(value as ReadonlyArray<ParameterValue>).map((v, i) => encodeValue(v, `${path}[${i}]`)).join(", ")}]`
+        ancestors.add(value)
+        const items = (value as ReadonlyArray<ParameterValue>).map((v, i) => encodeValue(v, `${path}[${i}]`, ancestors))
+        ancestors.delete(value)
+        return `[${items.join(", ")}]`
       }
       const proto = Object.getPrototypeOf(value)
       if (proto !== Object.prototype && proto !== null) {
         return fail(path, "Unsupported", `${proto?.constructor?.name ?? "object"} at ${path} is not plain data`)
       }
+      ancestors.add(value)
       const entries = Object.entries(value as { readonly [key: string]: ParameterValue })
       const parts = entries.map(([k, v]) => {
         const key = bareName.test(k) ? k : encodeName(k, `${path}.${k}`)
-        return `${key}: ${encodeValue(v, `${path}.${k}`)}`
+        return `${key}: ${encodeValue(v, `${path}.${k}`, ancestors)}`
       })
+      ancestors.delete(value)
       return `{${parts.join(", ")}}`
     }
     default:
@@ -131,7 +171,13 @@ const encodeValue = (value: ParameterValue, path: string): string => {
  * @category encoding
  */
 export const encodeLiteral = (value: ParameterValue): Effect.Effect<string, ParameterError> =>
-  Effect.try({ try: () => encodeValue(value, "$"), catch: (e) => e as ParameterError })
+  Effect.try({ try: () => encodeValue(value, "$", new Set()), catch: (e) => asParameterError(e, "$") })
+
+/** What the encoder threw, as a `ParameterError` (a stack overflow on absurd nesting included). */
+const asParameterError = (e: unknown, path: string): ParameterError =>
+  e instanceof ParameterError
+    ? e
+    : new ParameterError({ path, reason: "Unsupported", message: `cannot encode ${path}: ${String(e)}` })
 
 /**
  * Builds `CYPHER \`a\`=1 \`b\`='x' <query>`; the query is returned unchanged without parameters.
@@ -139,19 +185,21 @@ export const encodeLiteral = (value: ParameterValue): Effect.Effect<string, Para
  * @since 0.1.0
  * @category encoding
  */
-export const withParameters = (
+export const withParameters = <P extends ParametersOf<P>>(
   query: string,
-  parameters: { readonly [name: string]: ParameterValue } | undefined
+  parameters: P | undefined
 ): Effect.Effect<string, ParameterError> =>
   Effect.try({
     try: () => {
-      const entries = parameters === undefined ? [] : Object.entries(parameters)
+      const entries = parameters === undefined ? [] : Object.entries(parameters as object)
       if (entries.length === 0) return query
       let prefix = "CYPHER "
-      for (const [name, value] of entries) prefix += `${encodeName(name, name)}=${encodeValue(value, name)} `
+      for (const [name, value] of entries) {
+        prefix += `${encodeName(name, name)}=${encodeValue(value as ParameterValue, name, new Set())} `
+      }
       return prefix + query
     },
-    catch: (e) => e as ParameterError
+    catch: (e) => asParameterError(e, "parameters")
   })
 
 /**
@@ -174,11 +222,14 @@ export interface Query {
  * @since 0.1.0
  * @category constructors
  */
-export const cypher = (strings: TemplateStringsArray, ...values: ReadonlyArray<ParameterValue>): Query => {
+export const cypher = <const V extends ReadonlyArray<unknown>>(
+  strings: TemplateStringsArray,
+  ...values: V & { readonly [I in keyof V]: Parameter<V[I]> }
+): Query => {
   let text = strings[0]!
   const parameters: Record<string, ParameterValue> = {}
   for (let i = 0; i < values.length; i++) {
-    parameters[`p${i}`] = values[i]
+    parameters[`p${i}`] = values[i] as ParameterValue
     text += `$p${i}${strings[i + 1]!}`
   }
   return { _tag: "CypherQuery", text, parameters }

@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { decodeError, type FalkorError, fromRedis } from "./FalkorError.ts"
 import * as Graph from "./Graph.ts"
+import { text } from "./internal/Text.ts"
 import * as SchemaCache from "./SchemaCache.ts"
 
 /**
@@ -66,10 +67,6 @@ export interface ClientOptions extends Graph.GraphOptions {}
  */
 export interface Options extends RedisConnection.MultiplexedOptions, ClientOptions {}
 
-const utf8 = new TextDecoder("utf-8")
-const textOf = (reply: Reply): string | undefined =>
-  reply instanceof Uint8Array ? utf8.decode(reply) : typeof reply === "string" ? reply : undefined
-
 /**
  * Builds the client on the `RedisConnection` in context.
  *
@@ -104,11 +101,11 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
           for (const pair of pairs) {
             if (!Array.isArray(pair) || pair.length !== 2) return Effect.fail(configDecodeError())
             const [key, value] = pair as ReadonlyArray<Reply>
-            const k = textOf(key!)
+            const k = text(key!)
             const v =
               typeof value === "number" || typeof value === "bigint" || typeof value === "boolean"
                 ? value
-                : textOf(value!)
+                : text(value!)
             if (k === undefined || v === undefined) return Effect.fail(configDecodeError())
             out.push([k, v])
           }
@@ -120,7 +117,7 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
       connection.execute(["GRAPH.CONFIG", "SET", name, String(value)]).pipe(
         Effect.mapError((error) => fromRedis(error, { command: "GRAPH.CONFIG" })),
         Effect.flatMap((reply) =>
-          textOf(reply) === "OK"
+          text(reply) === "OK"
             ? Effect.void
             : Effect.fail(decodeError("GRAPH.CONFIG SET did not reply OK", { command: "GRAPH.CONFIG" }))
         ),
@@ -135,8 +132,8 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
           }
           const names: Array<string> = []
           for (const item of reply) {
-            if (item instanceof Uint8Array) names.push(utf8.decode(item))
-            else if (typeof item === "string") names.push(item)
+            const name = text(item)
+            if (name !== undefined) names.push(name)
             else {
               return Effect.fail(decodeError("GRAPH.LIST replied a non-string name", { command: "GRAPH.LIST" }))
             }

@@ -29,6 +29,7 @@ import {
   InvalidParameter,
   RowDecode
 } from "./FalkorError.ts"
+import { text } from "./internal/Text.ts"
 import { Header, Row } from "./Row.ts"
 import { type Fetch, type GraphSchema, procedureText, type SchemaCache } from "./SchemaCache.ts"
 
@@ -46,8 +47,9 @@ export interface QueryOptions {
   readonly timeout?: Duration.Input | undefined
   /**
    * How long the client waits for the reply. Default: the server `timeout` plus 5 seconds
-   * when one is given, else the connection's `commandTimeout`. A written query is never
-   * cancelled on the server by giving up.
+   * when one is given, else no limit — never the connection's `commandTimeout`, which is meant
+   * for plain Redis commands. Giving up never cancels a query the server is already running:
+   * it fails with a `Timeout` whose `origin` is `"client"`.
    */
   readonly clientTimeout?: Duration.Input | undefined
 }
@@ -137,44 +139,44 @@ export type MemoryUsage = { readonly [name: string]: number | { readonly [labelO
 export interface Graph {
   readonly name: string
   /** `GRAPH.QUERY`: may write; never retried. */
-  readonly query: (
+  readonly query: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
-    parameters?: Parameters,
+    parameters?: P,
     options?: QueryOptions
   ) => Effect.Effect<QueryResult, FalkorError>
   /** `GRAPH.RO_QUERY`: read-only Cypher only. */
-  readonly roQuery: (
+  readonly roQuery: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
-    parameters?: Parameters,
+    parameters?: P,
     options?: QueryOptions
   ) => Effect.Effect<QueryResult, FalkorError>
   /** Rows of a `GRAPH.QUERY`, decoded one chunk at a time. */
-  readonly stream: (
+  readonly stream: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
-    parameters?: Parameters,
+    parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<Row, FalkorError>
   /** Rows of a `GRAPH.RO_QUERY`, decoded one chunk at a time. */
-  readonly roStream: (
+  readonly roStream: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
-    parameters?: Parameters,
+    parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<Row, FalkorError>
   /**
    * Rows of a `GRAPH.QUERY` decoded with `schema` from `row.toObject()`; a row that does
    * not match fails with reason `RowDecode`, naming the row and the column.
    */
-  readonly queryAs: <S extends Schema.Decoder<unknown>>(
+  readonly queryAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
     schema: S,
     query: string | Cypher.Query,
-    parameters?: Parameters,
+    parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
   /** `roStream` decoded with `schema`. */
-  readonly roQueryAs: <S extends Schema.Decoder<unknown>>(
+  readonly roQueryAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
     schema: S,
     query: string | Cypher.Query,
-    parameters?: Parameters,
+    parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
   /** `GRAPH.DELETE`; clears this graph's schema cache. */
@@ -182,11 +184,14 @@ export interface Graph {
   /** `GRAPH.COPY this destination`; clears the destination's schema cache. */
   readonly copy: (destination: string) => Effect.Effect<Graph, FalkorError>
   /** `GRAPH.EXPLAIN`: the plan without running the query. */
-  readonly explain: (query: string | Cypher.Query, parameters?: Parameters) => Effect.Effect<Plan, FalkorError>
-  /** `GRAPH.PROFILE`: runs the query (writes are committed) and returns the plan with counts and times. */
-  readonly profile: (
+  readonly explain: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
-    parameters?: Parameters,
+    parameters?: P
+  ) => Effect.Effect<Plan, FalkorError>
+  /** `GRAPH.PROFILE`: runs the query (writes are committed) and returns the plan with counts and times. */
+  readonly profile: <P extends Cypher.ParametersOf<P>>(
+    query: string | Cypher.Query,
+    parameters?: P,
     options?: QueryOptions
   ) => Effect.Effect<Plan, FalkorError>
   /** `GRAPH.SLOWLOG`. */
@@ -243,10 +248,6 @@ export interface GraphOptions {
     | undefined
 }
 
-const utf8 = new TextDecoder("utf-8")
-const text = (reply: Reply): string | undefined =>
-  reply instanceof Uint8Array ? utf8.decode(reply) : typeof reply === "string" ? reply : undefined
-
 const isOk = (reply: Reply): boolean => text(reply) === "OK"
 
 const decodeError = (detail: string, graph: string, command: string) => decodeFailure(detail, { graph, command })
@@ -272,10 +273,25 @@ export const make = (
     "db.client.strategy": connection.info.strategy
   }
 
-  const exec = (command: Command, readOnly: boolean, timeout: Duration.Input | undefined, serverTimeout?: number) =>
-    connection
-      .execute(command, { readOnly, timeout })
-      .pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout })))
+  const invalidName = nameProblem(name, "graph name")
+  /**
+   * Sends one graph command. It waits by the graph client's own rule, never the connection's
+   * `commandTimeout` (a long query is not abandoned by a default meant for plain Redis
+   * commands): `clientTimeout` when given (a server `TIMEOUT` implies one), else no limit.
+   */
+  const exec = (
+    command: Command,
+    readOnly: boolean,
+    clientTimeout: Duration.Input | undefined,
+    serverTimeout?: number
+  ) =>
+    invalidName !== undefined
+      ? Effect.fail(invalidName)
+      : connection
+          .execute(command, { readOnly, timeout: clientTimeout ?? "Infinity" })
+          .pipe(
+            Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout }))
+          )
 
   const fetch: Fetch = (kind, skip) => {
     const command = ["GRAPH.RO_QUERY", name, procedureText(kind, skip)]
@@ -289,7 +305,7 @@ export const make = (
     )
   }
 
-  const resolve = (query: string | Cypher.Query, parameters: Parameters | undefined) => {
+  const resolve = (query: string | Cypher.Query, parameters: object | undefined) => {
     const isQuery = Cypher.isQuery(query)
     const textOf = isQuery ? query.text : query
     if (isQuery && parameters !== undefined) {
@@ -363,7 +379,7 @@ export const make = (
   const send = (
     command: "GRAPH.QUERY" | "GRAPH.RO_QUERY",
     query: string | Cypher.Query,
-    parameters: Parameters | undefined,
+    parameters: object | undefined,
     options: QueryOptions | undefined
   ): Effect.Effect<Envelope, FalkorError> =>
     retryPolicy === undefined || command !== "GRAPH.RO_QUERY"
@@ -374,7 +390,7 @@ export const make = (
   const sendOnce = (
     command: "GRAPH.QUERY" | "GRAPH.RO_QUERY",
     query: string | Cypher.Query,
-    parameters: Parameters | undefined,
+    parameters: object | undefined,
     options: QueryOptions | undefined
   ): Effect.Effect<Envelope, FalkorError> =>
     Effect.gen(function* () {
@@ -449,7 +465,7 @@ export const make = (
   const runQuery = (command: "GRAPH.QUERY" | "GRAPH.RO_QUERY", spanName: string) =>
     Effect.fn(spanName, {
       attributes: { ...baseAttributes, "db.operation.name": command, "db.read_only": command === "GRAPH.RO_QUERY" }
-    })(function* (query: string | Cypher.Query, parameters?: Parameters, options?: QueryOptions) {
+    })(function* (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) {
       const envelope = yield* send(command, query, parameters, options)
       const header = new Header(envelope.columns)
       const rows = yield* decodeRange(envelope, header, 0, envelope.rows.length, command)
@@ -462,7 +478,7 @@ export const make = (
 
   const runStream =
     (command: "GRAPH.QUERY" | "GRAPH.RO_QUERY", spanName: string) =>
-    (query: string | Cypher.Query, parameters?: Parameters, options?: QueryOptions): Stream.Stream<Row, FalkorError> =>
+    (query: string | Cypher.Query, parameters?: object, options?: QueryOptions): Stream.Stream<Row, FalkorError> =>
       Stream.unwrap(
         send(command, query, parameters, options).pipe(
           Effect.withSpan(spanName, {
@@ -488,13 +504,13 @@ export const make = (
 
   const typed =
     (
-      rows: (q: string | Cypher.Query, p?: Parameters, o?: QueryOptions) => Stream.Stream<Row, FalkorError>,
+      rows: (q: string | Cypher.Query, p?: object, o?: QueryOptions) => Stream.Stream<Row, FalkorError>,
       command: "GRAPH.QUERY" | "GRAPH.RO_QUERY"
     ) =>
     <S extends Schema.Decoder<unknown>>(
       schemaOfRow: S,
       query: string | Cypher.Query,
-      parameters?: Parameters,
+      parameters?: object,
       options?: QueryOptions
     ): Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]> => {
       const decode = Schema.decodeUnknownEffect(schemaOfRow)
@@ -522,7 +538,7 @@ export const make = (
 
   const plan = (command: "GRAPH.EXPLAIN" | "GRAPH.PROFILE") =>
     Effect.fn(command === "GRAPH.EXPLAIN" ? "Graph.explain" : "Graph.profile", { attributes: baseAttributes })(
-      function* (query: string | Cypher.Query, parameters?: Parameters, options?: QueryOptions) {
+      function* (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) {
         const textWithParams = yield* resolve(query, parameters)
         const timeout = timeoutArgs(options)
         const args = timeout === undefined ? [] : timeout.args
@@ -552,8 +568,10 @@ export const make = (
         Effect.ensuring(Effect.sync(() => schema.clear())),
         Effect.withSpan("Graph.delete", { attributes: baseAttributes })
       ),
-    copy: (destination) =>
-      exec(["GRAPH.COPY", name, destination], false, undefined).pipe(
+    copy: (destination) => {
+      const invalidDestination = nameProblem(destination, "destination graph name")
+      if (invalidDestination !== undefined) return Effect.fail(invalidDestination)
+      return exec(["GRAPH.COPY", name, destination], false, undefined).pipe(
         Effect.flatMap((reply) =>
           isOk(reply)
             ? Effect.succeed(make(connection, cache, destination, options))
@@ -561,7 +579,8 @@ export const make = (
         ),
         Effect.ensuring(Effect.sync(() => cache.clear(connection.info.target, destination))),
         Effect.withSpan("Graph.copy", { attributes: baseAttributes })
-      ),
+      )
+    },
     explain: (query, parameters) => plan("GRAPH.EXPLAIN")(query, parameters),
     profile: plan("GRAPH.PROFILE"),
     slowlog: () =>
@@ -597,6 +616,19 @@ export const make = (
       )
   }
   return graph
+}
+
+/** A graph name is a non-empty string; anything else is the caller's mistake, not a connection problem. */
+const nameProblem = (name: unknown, argument: string): FalkorError | undefined => {
+  if (typeof name === "string" && name.length > 0) return undefined
+  const got = typeof name === "string" ? "an empty string" : name === null ? "null" : typeof name
+  return new FalkorError({
+    reason: new InvalidArgument({
+      argument,
+      detail: `a graph name is a non-empty string (got ${got})`,
+      serverMessage: undefined
+    })
+  })
 }
 
 const firstPathKey = (error: Schema.SchemaError): string | undefined => {

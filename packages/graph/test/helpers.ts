@@ -2,7 +2,7 @@
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
-import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import { type CommandOptions, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { type RedisError, RedisReplyError } from "@effect-falkordb/redis/RedisError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -33,10 +33,12 @@ export const scripted = (
   target = "test:1"
 ) => {
   const calls: Array<ReadonlyArray<string>> = []
-  const execute = (command: Command) =>
+  const options: Array<CommandOptions | undefined> = []
+  const execute = (command: Command, commandOptions?: CommandOptions) =>
     Effect.suspend(() => {
       const args = commandText(command)
       calls.push(args)
+      options.push(commandOptions)
       return handler(args)
     }).pipe(
       Effect.flatMap((reply) =>
@@ -52,7 +54,7 @@ export const scripted = (
     pipeline: (commands) => Effect.forEach(commands, (c) => execute(c)),
     withExclusive: () => Effect.die("withExclusive is not scripted")
   })
-  return { calls, service, layer: Layer.succeed(RedisConnection, service) }
+  return { calls, options, service, layer: Layer.succeed(RedisConnection, service) }
 }
 
 /** Serves one scenario's compact pass (and its schema refresh) by exact request, queue per key. */

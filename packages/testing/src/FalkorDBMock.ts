@@ -202,6 +202,8 @@ export interface MockOptions {
 }
 
 const utf8 = new TextEncoder()
+// Every code point kept: a leading U+FEFF is part of the text.
+const utf8Text = new TextDecoder("utf-8", { ignoreBOM: true })
 const bulk = (text: string): Uint8Array => utf8.encode(text)
 
 const PROCEDURE = /^CALL db\.(labels|relationshipTypes|propertyKeys)\(\)(?: YIELD (\w+) RETURN \2 SKIP (\d+))?$/
@@ -425,7 +427,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
   }
 
   const textOf = (command: Command): Array<string> =>
-    command.map((a) => (a instanceof Uint8Array ? new TextDecoder().decode(a) : String(a)))
+    command.map((a) => (a instanceof Uint8Array ? utf8Text.decode(a) : String(a)))
 
   const run = (command: Command): Effect.Effect<Reply, RedisError> =>
     Effect.suspend((): Effect.Effect<Reply, RedisError> => {

@@ -249,7 +249,8 @@ export const noReply: Steps = new Steps({ steps: [{ noReply: true }] })
  */
 export const error = (message: string): ErrorReply => new ErrorReply(message)
 
-const utf8 = new TextDecoder("utf-8")
+// Every code point kept: a leading U+FEFF is part of the text.
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 
 interface MutableConnection {
   id: number
