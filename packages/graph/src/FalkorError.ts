@@ -15,6 +15,7 @@
  */
 import type { SchemaError } from "effect/Schema"
 import type { RedisError } from "@effect-falkordb/redis/RedisError"
+import type * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Predicate from "effect/Predicate"
 
@@ -46,8 +47,26 @@ export interface ServerFields extends Where {
   readonly serverMessage: string
 }
 
+/**
+ * What a server reason instance is. Spelled out (not inferred from the class below) so the
+ * emitted declarations can name it: the inferred type reaches into `effect` internals.
+ */
+type ServerReasonInstance<Tag extends string> = Cause.YieldableError & {
+  readonly _tag: Tag
+} & Readonly<ServerFields> & {
+    readonly [ReasonTypeId]: typeof ReasonTypeId
+    readonly hint: string
+    readonly isRetryable: boolean
+  }
+
 /** A reason classified from a server error line: the message quotes the line whole. */
-const ServerReason = <Tag extends string>(tag: Tag, hint: string, retryable: boolean) => {
+const ServerReason = <Tag extends string>(
+  tag: Tag,
+  hint: string,
+  retryable: boolean
+): (new (
+  fields: ServerFields
+) => ServerReasonInstance<Tag>) => {
   class Base extends Data.TaggedError(tag)<ServerFields> {
     readonly [ReasonTypeId] = ReasonTypeId
     override get message(): string {

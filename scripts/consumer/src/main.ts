@@ -62,6 +62,15 @@ const graphWithoutModule = Effect.gen(function* () {
     outcome.startsWith("FalkorError/") && outcome.includes("Module"),
     `a graph query on a server without the module fails with ${outcome}`
   )
+  // The same failure picked out by its reason, with the reason's typed fields.
+  const hint = yield* db
+    .graph("consumer")
+    .roQuery("RETURN 1")
+    .pipe(
+      Effect.map(() => "a result"),
+      Effect.catchReason("FalkorError", "ModuleMissing", (reason) => Effect.succeed(reason.hint))
+    )
+  yield* check(hint.includes("loadmodule"), `Effect.catchReason(FalkorError, ModuleMissing) gives the hint "${hint}"`)
 })
 
 const Movie = Schema.Struct({ title: Schema.String, year: Schema.Number })
