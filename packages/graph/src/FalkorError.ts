@@ -583,6 +583,48 @@ export class InvalidIdentifier extends Data.TaggedError("InvalidIdentifier")<
 }
 
 /**
+ * A procedure was called with arguments it does not take: the wrong number
+ * (``Procedure `algo.pageRank` requires 2 arguments, got 3``), or values it refuses
+ * (`Invalid arguments for procedure 'db.idx.vector.queryNodes'`: for vector queries this
+ * line covers `k = 0`, a label or property without a vector index, and an index still
+ * being built).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ProcedureArguments extends ServerReason(
+  "ProcedureArguments",
+  "check the procedure's arguments (CALL dbms.procedures()); for vector queries k must be positive, the label and property must have a vector index, and the index must be operational (Indexes.awaitOperational)",
+  false
+) {}
+
+/**
+ * A `YIELD` names an output the procedure does not have
+ * (``Procedure `algo.pageRank` does not yield output `nosuch` ``).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UnknownOutput extends ServerReason(
+  "UnknownOutput",
+  "yield only the procedure's outputs (CALL dbms.procedures() lists its signature)",
+  false
+) {}
+
+/**
+ * A query vector's length differs from the index's dimension
+ * (`Vector dimension mismatch, expected 3 but got 2`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class VectorDimension extends ServerReason(
+  "VectorDimension",
+  "send a query vector with as many elements as the index's dimension (Indexes.list shows it in options)",
+  false
+) {}
+
+/**
  * Every reason a graph call can fail with.
  *
  * @since 0.1.0
@@ -616,6 +658,9 @@ export type FalkorErrorReason =
   | ConstraintFailed
   | WaitTimeout
   | InvalidIdentifier
+  | ProcedureArguments
+  | UnknownOutput
+  | VectorDimension
 
 /**
  * A failed graph call. `message`, `hint` and `isRetryable` come from the `reason`; the stack's
@@ -713,6 +758,9 @@ export type ServerReasonTag =
   | "IndexNotFound"
   | "ConstraintExists"
   | "ConstraintNotFound"
+  | "ProcedureArguments"
+  | "UnknownOutput"
+  | "VectorDimension"
 
 const baseCommands = new Set(["query", "ro_query", "delete", "list", "explain", "profile", "copy", "slowlog", "config"])
 
@@ -761,6 +809,10 @@ export const classify = (message: string): ServerReasonTag => {
   if (/^Attribute '.*' is already indexed$/.test(message)) return "IndexExists"
   if (message.includes("Unable to drop index") && message.includes("no such index")) return "IndexNotFound"
   if (message === "Constraint already exists") return "ConstraintExists"
+  if (message.startsWith("Procedure `") && /requires \d+ arguments?, got \d+/.test(message)) return "ProcedureArguments"
+  if (message.startsWith("Invalid arguments for procedure")) return "ProcedureArguments"
+  if (message.startsWith("Procedure `") && message.includes("does not yield output")) return "UnknownOutput"
+  if (message.startsWith("Vector dimension mismatch")) return "VectorDimension"
   if (message.includes("Unable to drop constraint")) return "ConstraintNotFound"
   if (message.startsWith("errMsg:") || message.includes(", errCtx:") || message.includes(" errCtx: ")) return "Syntax"
   return "Runtime"
@@ -846,6 +898,12 @@ export const reasonFromServer = (serverMessage: string, context: Context): Falko
       return new ConstraintExists(fields)
     case "ConstraintNotFound":
       return new ConstraintNotFound(fields)
+    case "ProcedureArguments":
+      return new ProcedureArguments(fields)
+    case "UnknownOutput":
+      return new UnknownOutput(fields)
+    case "VectorDimension":
+      return new VectorDimension(fields)
   }
 }
 
