@@ -625,6 +625,56 @@ export class VectorDimension extends ServerReason(
 ) {}
 
 /**
+ * A UDF library of that name is loaded already
+ * (`Failed to register, UDF Library 'mathlib' already registered`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UdfExists extends ServerReason(
+  "UdfExists",
+  "load it with replace: true to replace the library, or delete it first",
+  false
+) {}
+
+/**
+ * A UDF library failed while being loaded: its code does not parse or throws
+ * (`Failed to evaluate UDF library 'badlib', Exception: SyntaxError: expecting ';'`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UdfInvalid extends ServerReason(
+  "UdfInvalid",
+  "fix the library's JavaScript (the server message has the exception) and load it again",
+  false
+) {}
+
+/**
+ * There is no UDF library of that name (`Library mathlib does not exist`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UdfNotFound extends ServerReason(
+  "UdfNotFound",
+  "list the loaded libraries (udf list) and check the name",
+  false
+) {}
+
+/**
+ * A UDF threw while a query ran (`UDF Exception: kaboom , Stack: …`).
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class UdfException extends ServerReason(
+  "UdfException",
+  "the function threw; the server message carries its exception and stack",
+  false
+) {}
+
+/**
  * Every reason a graph call can fail with.
  *
  * @since 0.1.0
@@ -661,6 +711,10 @@ export type FalkorErrorReason =
   | ProcedureArguments
   | UnknownOutput
   | VectorDimension
+  | UdfExists
+  | UdfInvalid
+  | UdfNotFound
+  | UdfException
 
 /**
  * A failed graph call. `message`, `hint` and `isRetryable` come from the `reason`; the stack's
@@ -761,6 +815,10 @@ export type ServerReasonTag =
   | "ProcedureArguments"
   | "UnknownOutput"
   | "VectorDimension"
+  | "UdfExists"
+  | "UdfInvalid"
+  | "UdfNotFound"
+  | "UdfException"
 
 const baseCommands = new Set(["query", "ro_query", "delete", "list", "explain", "profile", "copy", "slowlog", "config"])
 
@@ -813,6 +871,10 @@ export const classify = (message: string): ServerReasonTag => {
   if (message.startsWith("Invalid arguments for procedure")) return "ProcedureArguments"
   if (message.startsWith("Procedure `") && message.includes("does not yield output")) return "UnknownOutput"
   if (message.startsWith("Vector dimension mismatch")) return "VectorDimension"
+  if (message.startsWith("Failed to register, UDF Library")) return "UdfExists"
+  if (message.startsWith("Failed to evaluate UDF library")) return "UdfInvalid"
+  if (/^Library .* does not exist$/.test(message)) return "UdfNotFound"
+  if (message.startsWith("UDF Exception:")) return "UdfException"
   if (message.includes("Unable to drop constraint")) return "ConstraintNotFound"
   if (message.startsWith("errMsg:") || message.includes(", errCtx:") || message.includes(" errCtx: ")) return "Syntax"
   return "Runtime"
@@ -904,6 +966,14 @@ export const reasonFromServer = (serverMessage: string, context: Context): Falko
       return new UnknownOutput(fields)
     case "VectorDimension":
       return new VectorDimension(fields)
+    case "UdfExists":
+      return new UdfExists(fields)
+    case "UdfInvalid":
+      return new UdfInvalid(fields)
+    case "UdfNotFound":
+      return new UdfNotFound(fields)
+    case "UdfException":
+      return new UdfException(fields)
   }
 }
 
