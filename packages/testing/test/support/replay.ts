@@ -36,6 +36,7 @@ export const withReplay = <A, E>(
     readonly translations?: ReadonlyArray<Translation>
     readonly strategy?: "single" | "multiplexed"
     readonly version?: string
+    readonly protocol?: 2 | 3
   } = {}
 ): Effect.Effect<ReplayOutcome<A>, unknown> =>
   Effect.scoped(
@@ -64,8 +65,10 @@ export const withReplay = <A, E>(
       const server = yield* RespTestServer.make({ handler })
       const layer =
         options.strategy === "multiplexed"
-          ? FalkorDB.layer({ url: server.url, connections: 4 })
-          : FalkorDB.layerFromRedis.pipe(Layer.provide(RedisConnection.layerSingle({ url: server.url })))
+          ? FalkorDB.layer({ url: server.url, connections: 4, protocol: options.protocol ?? 2 })
+          : FalkorDB.layerFromRedis.pipe(
+              Layer.provide(RedisConnection.layerSingle({ url: server.url, protocol: options.protocol ?? 2 }))
+            )
       const value = yield* Effect.gen(function* () {
         return yield* use(yield* FalkorDB.FalkorDB)
       }).pipe(Effect.provide(layer))
