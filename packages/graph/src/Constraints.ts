@@ -29,7 +29,6 @@
  * @since 0.1.0
  */
 import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
-import type { Reply } from "@effect-falkordb/resp/Reply"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
@@ -38,6 +37,7 @@ import type { Graph } from "./Graph.ts"
 import { constraintFailed, invalidArgument, malformed, waitTimeout } from "./internal/errors.ts"
 import * as Indexes from "./Indexes.ts"
 import type { Row } from "./Row.ts"
+import { text as textOf } from "./internal/Text.ts"
 
 /**
  * The constraint kinds.
@@ -138,10 +138,6 @@ export interface Constraints {
     options?: AwaitOptions
   ) => Effect.Effect<ConstraintInfo, FalkorError>
 }
-
-const utf8 = new TextDecoder("utf-8")
-const textOf = (reply: Reply): string | undefined =>
-  reply instanceof Uint8Array ? utf8.decode(reply) : typeof reply === "string" ? reply : undefined
 
 /**
  * The arguments of `GRAPH.CONSTRAINT <CREATE|DROP>` after the subcommand.

@@ -24,6 +24,7 @@ import { MapReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as Effect from "effect/Effect"
 import { FalkorError, fromRedis, InvalidArgument } from "./FalkorError.ts"
 import { malformed } from "./internal/errors.ts"
+import { text } from "./internal/Text.ts"
 
 /**
  * A section of `GRAPH.INFO`.
@@ -75,9 +76,7 @@ export interface Info {
   readonly other: { readonly [title: string]: InfoValue }
 }
 
-const utf8 = new TextDecoder("utf-8")
-const textOf = (reply: Reply | undefined): string | undefined =>
-  reply instanceof Uint8Array ? utf8.decode(reply) : typeof reply === "string" ? reply : undefined
+const textOf = (reply: Reply | undefined): string | undefined => (reply === undefined ? undefined : text(reply))
 
 /** A reply as plain data: lists of `[name, value]` pairs become records. */
 const plain = (reply: Reply): InfoValue => {

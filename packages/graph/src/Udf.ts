@@ -29,6 +29,7 @@ import type { Reply } from "@effect-falkordb/resp/Reply"
 import * as Effect from "effect/Effect"
 import { type FalkorError, fromRedis } from "./FalkorError.ts"
 import { invalidArgument, malformed } from "./internal/errors.ts"
+import { text } from "./internal/Text.ts"
 
 /**
  * One loaded library.
@@ -68,9 +69,7 @@ export interface Udf {
   readonly flush: () => Effect.Effect<void, FalkorError>
 }
 
-const utf8 = new TextDecoder("utf-8")
-const textOf = (reply: Reply | undefined): string | undefined =>
-  reply instanceof Uint8Array ? utf8.decode(reply) : typeof reply === "string" ? reply : undefined
+const textOf = (reply: Reply | undefined): string | undefined => (reply === undefined ? undefined : text(reply))
 
 /**
  * Parses a `GRAPH.UDF LIST` reply: one `[library_name, n, functions, [f…] (, library_code, c)]`
