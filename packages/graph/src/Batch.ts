@@ -31,16 +31,15 @@
 import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { decodeRow, parseEnvelope, parseNameList, SchemaMiss } from "./CompactReply.ts"
-import * as Cypher from "./Cypher.ts"
-import { decodeError, FalkorError, fromRedis, fromServer, InvalidParameter } from "./FalkorError.ts"
+import type * as Cypher from "./Cypher.ts"
+import { FalkorError, fromRedis, fromServer } from "./FalkorError.ts"
 import type { Graph, Parameters, QueryResult } from "./Graph.ts"
 import { invalidArgument } from "./internal/errors.ts"
-import { Header, Row } from "./Row.ts"
-import { type Fetch, procedureText } from "./SchemaCache.ts"
+import * as QueryPath from "./internal/QueryPath.ts"
+import { Header } from "./Row.ts"
 
 /**
  * One query of a batch.
@@ -64,7 +63,7 @@ export interface BatchQuery {
  * @category models
  */
 export interface BatchOptions {
-  /** How long the client waits for the whole batch. Default: the connection's `commandTimeout`. */
+  /** How long the client waits for the whole batch. Default: no limit (never the connection's `commandTimeout`). */
   readonly clientTimeout?: Duration.Input | undefined
 }
 
@@ -76,48 +75,11 @@ export interface BatchOptions {
  */
 export const commandOf = (graph: string, entry: BatchQuery): Result.Result<Command, FalkorError> => {
   const command = entry.readOnly === true ? "GRAPH.RO_QUERY" : "GRAPH.QUERY"
-  const isQuery = Cypher.isQuery(entry.query)
-  const text = isQuery ? (entry.query as Cypher.Query).text : (entry.query as string)
-  const bound = isQuery ? (entry.query as Cypher.Query).parameters : {}
-  const clash = Object.keys(entry.parameters ?? {}).find((key) => Object.hasOwn(bound, key))
-  if (clash !== undefined) {
-    return Result.fail(
-      new FalkorError({
-        reason: new InvalidParameter({
-          graph,
-          command,
-          path: clash,
-          detail: "bound both by the cypher template and explicitly",
-          serverMessage: undefined
-        })
-      })
-    )
-  }
-  const withParameters = Effect.runSync(Effect.result(Cypher.withParameters(text, { ...bound, ...entry.parameters })))
-  if (Result.isFailure(withParameters)) {
-    const cause = withParameters.failure
-    return Result.fail(
-      new FalkorError({
-        reason: new InvalidParameter({
-          graph,
-          command,
-          path: cause.path,
-          detail: `${cause.message} (${cause.hint})`,
-          serverMessage: undefined,
-          cause
-        })
-      })
-    )
-  }
-  const args: Array<string> = [command, graph, withParameters.success, "--compact"]
-  if (entry.timeout !== undefined) {
-    const ms = Duration.toMillis(Duration.fromInputUnsafe(entry.timeout))
-    if (!Number.isFinite(ms) || ms < 1) {
-      return Result.fail(invalidArgument("timeout", "the query timeout must be at least 1 millisecond", graph, command))
-    }
-    args.push("TIMEOUT", String(Math.ceil(ms)))
-  }
-  return Result.succeed(args)
+  const text = Effect.runSync(Effect.result(QueryPath.resolve(graph, command, entry.query, entry.parameters)))
+  if (Result.isFailure(text)) return Result.fail(text.failure)
+  const timeout = QueryPath.timeoutArgs({ timeout: entry.timeout }, graph, command)
+  if (timeout instanceof FalkorError) return Result.fail(timeout)
+  return Result.succeed([command, graph, text.success, "--compact", ...timeout.args])
 }
 
 /**
@@ -134,56 +96,28 @@ export const run = (
   options: BatchOptions = {}
 ): Effect.Effect<ReadonlyArray<Result.Result<QueryResult, FalkorError>>, FalkorError> => {
   const name = graph.name
-  const schema = graph.schema
-  const fetch: Fetch = (kind, skip) =>
-    connection.execute(["GRAPH.RO_QUERY", name, procedureText(kind, skip)], { readOnly: true }).pipe(
-      Effect.mapError((error) => fromRedis(error, { graph: name, command: "GRAPH.RO_QUERY" })),
-      Effect.flatMap((reply) =>
-        Effect.try({ try: () => parseNameList(reply, name, "GRAPH.RO_QUERY"), catch: (e) => e as FalkorError })
-      )
-    )
+  const parts = QueryPath.partsOf(graph)
 
   const decode = (reply: Reply, command: string): Effect.Effect<QueryResult, FalkorError> =>
-    Effect.suspend(() => {
-      if (reply instanceof ErrorReply) return Effect.fail(fromServer(reply.message, { graph: name, command }))
-      const envelope = parseEnvelope(reply, name, command)
+    Effect.gen(function* () {
+      if (reply instanceof ErrorReply) return yield* fromServer(reply.message, { graph: name, command })
+      if (parts === undefined) return yield* invalidArgument("graph", "not a Graph made by FalkorDB.graph", name)
+      const envelope = yield* QueryPath.parse(reply, name, command)
       const header = new Header(envelope.columns)
-      const rows: Array<Row> = []
-      const loop = (start: number): Effect.Effect<QueryResult, FalkorError> =>
-        Effect.suspend(() => {
-          const missSeq = schema.now
-          let i = start
-          try {
-            for (; i < envelope.rows.length; i++) {
-              rows.push(new Row(header, decodeRow(envelope.rows[i]!, i, header.columns, schema.lookup)))
-            }
-          } catch (e) {
-            if (e instanceof SchemaMiss)
-              return Effect.flatMap(schema.ensure(e.kind, e.id, missSeq, fetch), () => loop(i))
-            throw e
-          }
-          return Effect.succeed({ header, columns: header.columns, rows, statistics: envelope.statistics })
-        })
-      return loop(0)
-    }).pipe(
-      Effect.catchDefect((defect) =>
-        Effect.fail(
-          defect instanceof FalkorError
-            ? defect
-            : decodeError(`decoding failed: ${String(defect)}`, { graph: name, command, cause: defect })
-        )
-      )
-    )
+      const rows = yield* QueryPath.decodeRange(parts.schema, envelope, header, 0, envelope.rows.length, command)
+      return { header, columns: header.columns, rows, statistics: envelope.statistics }
+    })
 
   return Effect.gen(function* () {
     const prepared = queries.map((entry) => commandOf(name, entry))
     const commands = prepared.filter(Result.isSuccess).map((r) => r.success)
     const readOnly = queries.every((entry) => entry.readOnly === true)
+    // The graph client's waiting rule: no limit unless asked, never the connection's commandTimeout.
     const replies =
       commands.length === 0
         ? []
         : yield* connection
-            .pipeline(commands, { readOnly, timeout: options.clientTimeout })
+            .pipeline(commands, { readOnly, timeout: options.clientTimeout ?? "Infinity" })
             .pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command: "GRAPH.QUERY" })))
     let next = 0
     return yield* Effect.forEach(prepared, (entry) => {

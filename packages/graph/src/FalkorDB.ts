@@ -19,10 +19,12 @@ import type { RedisError } from "@effect-falkordb/redis/RedisError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { decodeError, type FalkorError, fromRedis } from "./FalkorError.ts"
+import { type FalkorError, fromRedis } from "./FalkorError.ts"
 import * as Graph from "./Graph.ts"
-import { text } from "./internal/Text.ts"
-import * as SchemaCache from "./SchemaCache.ts"
+import { malformed } from "./internal/errors.ts"
+import * as QueryPath from "./internal/QueryPath.ts"
+import { isOk, parseConfig, parseList } from "./internal/Replies.ts"
+import { SchemaCache } from "./internal/SchemaCache.ts"
 
 /**
  * The client.
@@ -75,8 +77,18 @@ export interface Options extends RedisConnection.MultiplexedOptions, ClientOptio
  */
 export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
   const connection = yield* RedisConnection.RedisConnection
-  const cache = SchemaCache.make()
+  // Schema refreshes fork into the client's scope: nothing outlives the layer.
+  const cache = new SchemaCache(connection, yield* Effect.scope)
   const graphs = new Map<string, Graph.Graph>()
+  /** A command of the client (not of one graph), its reply read by `parse`. */
+  const command = <A>(args: ReadonlyArray<string>, readOnly: boolean, parse: (reply: Reply) => A, span: string) =>
+    connection.execute(args, { readOnly, timeout: "Infinity" }).pipe(
+      Effect.mapError((error) => fromRedis(error, { command: args[0] })),
+      Effect.flatMap((reply) =>
+        Effect.try({ try: () => parse(reply), catch: (e) => QueryPath.placed(e, undefined, args[0]!) })
+      ),
+      Effect.withSpan(span, { attributes: { "db.system.name": "falkordb" } })
+    )
   return FalkorDB.of({
     connection,
     graph: (name) => {
@@ -87,61 +99,17 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
       }
       return graph
     },
-    configGet: (name) =>
-      connection.execute(["GRAPH.CONFIG", "GET", name], { readOnly: true }).pipe(
-        Effect.mapError((error) => fromRedis(error, { command: "GRAPH.CONFIG" })),
-        Effect.flatMap((reply) => {
-          const configDecodeError = () =>
-            decodeError("GRAPH.CONFIG GET did not reply name/value pairs", { command: "GRAPH.CONFIG" })
-          if (!Array.isArray(reply)) return Effect.fail(configDecodeError())
-          // One setting is a bare [name, value]; "*" is an array of such pairs.
-          const items = reply as ReadonlyArray<Reply>
-          const pairs = items.length === 2 && !Array.isArray(items[0]) ? [items] : items
-          const out: Array<readonly [string, number | bigint | string | boolean]> = []
-          for (const pair of pairs) {
-            if (!Array.isArray(pair) || pair.length !== 2) return Effect.fail(configDecodeError())
-            const [key, value] = pair as ReadonlyArray<Reply>
-            const k = text(key!)
-            const v =
-              typeof value === "number" || typeof value === "bigint" || typeof value === "boolean"
-                ? value
-                : text(value!)
-            if (k === undefined || v === undefined) return Effect.fail(configDecodeError())
-            out.push([k, v])
-          }
-          return Effect.succeed(out as ReadonlyArray<readonly [string, number | bigint | string | boolean]>)
-        }),
-        Effect.withSpan("FalkorDB.configGet", { attributes: { "db.system.name": "falkordb" } })
-      ),
+    configGet: (name) => command(["GRAPH.CONFIG", "GET", name], true, parseConfig, "FalkorDB.configGet"),
     configSet: (name, value) =>
-      connection.execute(["GRAPH.CONFIG", "SET", name, String(value)]).pipe(
-        Effect.mapError((error) => fromRedis(error, { command: "GRAPH.CONFIG" })),
-        Effect.flatMap((reply) =>
-          text(reply) === "OK"
-            ? Effect.void
-            : Effect.fail(decodeError("GRAPH.CONFIG SET did not reply OK", { command: "GRAPH.CONFIG" }))
-        ),
-        Effect.withSpan("FalkorDB.configSet", { attributes: { "db.system.name": "falkordb" } })
+      command(
+        ["GRAPH.CONFIG", "SET", name, String(value)],
+        false,
+        (reply) => {
+          if (!isOk(reply)) throw malformed("GRAPH.CONFIG SET did not reply OK", undefined, "GRAPH.CONFIG")
+        },
+        "FalkorDB.configSet"
       ),
-    list: () =>
-      connection.execute(["GRAPH.LIST"], { readOnly: true }).pipe(
-        Effect.mapError((error) => fromRedis(error, { command: "GRAPH.LIST" })),
-        Effect.flatMap((reply) => {
-          if (!Array.isArray(reply)) {
-            return Effect.fail(decodeError("GRAPH.LIST did not reply an array", { command: "GRAPH.LIST" }))
-          }
-          const names: Array<string> = []
-          for (const item of reply) {
-            const name = text(item)
-            if (name !== undefined) names.push(name)
-            else {
-              return Effect.fail(decodeError("GRAPH.LIST replied a non-string name", { command: "GRAPH.LIST" }))
-            }
-          }
-          return Effect.succeed(names as ReadonlyArray<string>)
-        }),
-        Effect.withSpan("FalkorDB.list", { attributes: { "db.system.name": "falkordb" } })
-      )
+    list: () => command(["GRAPH.LIST"], true, parseList, "FalkorDB.list")
   })
 })
 

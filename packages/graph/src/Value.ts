@@ -42,6 +42,32 @@ export type FalkorValue =
   | Temporal.Temporal
 
 /**
+ * The value type codes of FalkorDB's compact replies (`[code, payload]` cells), named once
+ * for the decoder and for encoders of test replies.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const TypeCode = {
+  Null: 1,
+  String: 2,
+  Integer: 3,
+  Boolean: 4,
+  Double: 5,
+  Array: 6,
+  Edge: 7,
+  Node: 8,
+  Path: 9,
+  Map: 10,
+  Point: 11,
+  Vector: 12,
+  DateTime: 13,
+  Date: 14,
+  Time: 15,
+  Duration: 16
+} as const
+
+/**
  * A node: its id, its labels (in label-id order, as the server sends them) and its
  * properties (in insertion order).
  *

@@ -3,8 +3,6 @@
  */
 
 /** @since 0.1.0 */
-export * as CompactReply from "./CompactReply.ts"
-/** @since 0.1.0 */
 export * as Cypher from "./Cypher.ts"
 /** @since 0.1.0 */
 export * as FalkorDB from "./FalkorDB.ts"
@@ -14,8 +12,6 @@ export * as FalkorError from "./FalkorError.ts"
 export * as Graph from "./Graph.ts"
 /** @since 0.1.0 */
 export * as Row from "./Row.ts"
-/** @since 0.1.0 */
-export * as SchemaCache from "./SchemaCache.ts"
 /** @since 0.1.0 */
 export * as Temporal from "./Temporal.ts"
 /** @since 0.1.0 */

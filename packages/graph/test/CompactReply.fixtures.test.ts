@@ -3,7 +3,8 @@
 // each value in a second independent format; the decoded compact value must render to it.
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import { assert, describe, it } from "@effect/vitest"
-import * as CompactReply from "../src/CompactReply.ts"
+import { decodeKnown, cellKnown } from "./helpers.ts"
+import * as CompactReply from "../src/internal/CompactReply.ts"
 import { FalkorError } from "../src/FalkorError.ts"
 import * as Temporal from "../src/Temporal.ts"
 import { Edge, type FalkorValue, Node, Path, Point } from "../src/Value.ts"
@@ -101,7 +102,7 @@ const renderRaw = (cell: Reply, names: CompactReply.Names, nested = false): stri
       return renderDouble(CompactReply.parseDouble(str(payload!)!)!)
     case 11: {
       // Inside a collection the point prints with a space after each colon.
-      const p = CompactReply.decodeCell(cell, names) as Point
+      const p = cellKnown(cell, names) as Point
       const sp = nested ? " " : ""
       return `point({latitude:${sp}${p.latitude.toFixed(6)}, longitude:${sp}${p.longitude.toFixed(6)}})`
     }
@@ -114,7 +115,7 @@ const renderRaw = (cell: Reply, names: CompactReply.Names, nested = false): stri
       return `{${parts.join(", ")}}`
     }
     default:
-      return render(CompactReply.decodeCell(cell, names))
+      return render(cellKnown(cell, names))
   }
 }
 
@@ -122,7 +123,7 @@ const sameNumber = (a: number, b: number) => (Number.isNaN(a) && Number.isNaN(b)
 
 // Compares a verbose top-level cell with the compact cell; returns a mismatch description or undefined.
 const compare = (compactCell: Reply, verbose: Reply, names: CompactReply.Names): string | undefined => {
-  const value = CompactReply.decodeCell(compactCell, names)
+  const value = cellKnown(compactCell, names)
   const code = (compactCell as ReadonlyArray<Reply>)[0]
   const vs = str(verbose)
   switch (code) {
@@ -234,16 +235,17 @@ describe.each(versions)("compact replies of %s", (version) => {
         try {
           const envelope = CompactReply.parseEnvelope(reply, s.graph, e.request[0]!)
           for (let i = 0; i < envelope.rows.length; i++) {
+            const values = CompactReply.decodeRow(envelope.rows[i]!, i, envelope.columns, names)
+            // Before the delete + re-create in version-argument, replies use ids of the old graph.
+            if (CompactReply.isSchemaMiss(values) && s.scenario === "version-argument") continue
             assert.strictEqual(
-              CompactReply.decodeRow(envelope.rows[i]!, i, envelope.columns, names).length,
+              decodeKnown(envelope.rows[i]!, i, envelope.columns, names).length,
               envelope.columns.length
             )
             rows++
           }
         } catch (err) {
           if (err instanceof FalkorError && err.reason._tag === "VersionMismatch") continue
-          // Before the delete + re-create in version-argument, replies use ids of the old graph.
-          if (err instanceof CompactReply.SchemaMiss && s.scenario === "version-argument") continue
           throw new Error(`${s.scenario} ${JSON.stringify(e.request)}: ${String(err)}`)
         }
       }

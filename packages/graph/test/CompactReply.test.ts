@@ -3,7 +3,8 @@
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import { assert, describe, it } from "@effect/vitest"
-import * as CompactReply from "../src/CompactReply.ts"
+import { decodeKnown, cellKnown } from "./helpers.ts"
+import * as CompactReply from "../src/internal/CompactReply.ts"
 import { FalkorError } from "../src/FalkorError.ts"
 import * as Temporal from "../src/Temporal.ts"
 import { Edge, Node, Path, Point } from "../src/Value.ts"
@@ -23,7 +24,7 @@ const names: CompactReply.Names = (kind, id) =>
 
 const rowsOf = (reply: Reply, lookup: CompactReply.Names = names) => {
   const env = CompactReply.parseEnvelope(reply, "g", "GRAPH.QUERY")
-  return env.rows.map((r, i) => CompactReply.decodeRow(r, i, env.columns, lookup))
+  return env.rows.map((r, i) => decodeKnown(r, i, env.columns, lookup))
 }
 
 const probe = (version: string, scenario: string, query: string): Reply => {
@@ -75,14 +76,14 @@ describe("CompactReply", () => {
   })
 
   it("parses doubles as the server prints them, non-finite included", () => {
-    const cell = (s: string) => CompactReply.decodeCell([5, Buffer.from(s)], names)
+    const cell = (s: string) => cellKnown([5, Buffer.from(s)], names)
     assert.strictEqual(cell("inf"), Infinity)
     assert.strictEqual(cell("-inf"), -Infinity)
     assert.isTrue(Number.isNaN(cell("-nan") as number))
     assert.isTrue(Object.is(cell("-0"), -0))
     assert.strictEqual(cell("1e+15"), 1e15)
     assert.strictEqual(cell("1.79769313486232e+308"), Infinity)
-    assert.strictEqual(CompactReply.decodeCell([5, 2.5], names), 2.5) // RESP3 double
+    assert.strictEqual(cellKnown([5, 2.5], names), 2.5) // RESP3 double
   })
 
   it("decodes nodes, edges and paths with names from the schema", () => {
@@ -128,7 +129,7 @@ describe("CompactReply", () => {
     assert.instanceOf(first, Temporal.Date)
     assert.strictEqual(String(first), "1-01-01")
     assert.strictEqual(String(last), "9999-12-31")
-    const cell = (code: number, v: number) => CompactReply.decodeCell([code, v], names)
+    const cell = (code: number, v: number) => cellKnown([code, v], names)
     assert.strictEqual(String(cell(13, 1704164645)), "2024-01-02T03:04:05")
     assert.strictEqual(String(cell(15, -2208977755)), "03:04:05")
     assert.strictEqual(String(cell(15, -2208898800)), "01:00:00") // not reduced after arithmetic
@@ -203,11 +204,18 @@ describe("CompactReply", () => {
     )
   })
 
-  it("signals an unknown schema id as a SchemaMiss", () => {
-    const miss = thrown(() => CompactReply.decodeCell(resp("*2\n:8\n*3\n:0\n*1\n:5\n*0\n"), names))
-    assert.instanceOf(miss, CompactReply.SchemaMiss)
-    assert.strictEqual((miss as CompactReply.SchemaMiss).kind, "labels")
-    assert.strictEqual((miss as CompactReply.SchemaMiss).id, 5)
+  it("returns a SchemaMiss for an unknown schema id (a value, not a throw): the first one of the row", () => {
+    const cell = CompactReply.decodeCell(resp("*2\n:8\n*3\n:0\n*1\n:5\n*0\n"), names)
+    assert.deepStrictEqual(cell, { _tag: "SchemaMiss", kind: "labels", id: 5 })
+    // A node with a known label but an unknown property key, then an unknown label in the next cell.
+    const row = CompactReply.decodeRow(
+      resp("*2\n*2\n:8\n*3\n:0\n*1\n:0\n*1\n*3\n:9\n:3\n:1\n*2\n:8\n*3\n:1\n*1\n:7\n*0\n"),
+      0,
+      ["a", "b"],
+      names
+    )
+    assert.deepStrictEqual(row, { _tag: "SchemaMiss", kind: "propertyKeys", id: 9 })
+    assert.isTrue(CompactReply.isSchemaMiss(row))
   })
 
   it("turns both version-mismatch shapes into VersionMismatch with the server version", () => {
@@ -235,7 +243,7 @@ describe("CompactReply", () => {
     const [[v, empty]] = rowsOf(decodeReply(e.reply_base64))
     assert.deepStrictEqual(Array.from(v as Float32Array).slice(0, 3), [Infinity, -Infinity, Math.fround(0.1)])
     assert.strictEqual((empty as Float32Array).length, 0)
-    assert.strictEqual(CompactReply.decodeCell([1, null], names), null)
+    assert.strictEqual(cellKnown([1, null], names), null)
   })
 
   it("reads verbose schema procedure replies", () => {

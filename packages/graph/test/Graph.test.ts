@@ -7,7 +7,8 @@ import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
-import * as CompactReply from "../src/CompactReply.ts"
+import { decodeKnown } from "./helpers.ts"
+import * as CompactReply from "../src/internal/CompactReply.ts"
 import { cypher } from "../src/Cypher.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import type { FalkorError } from "../src/FalkorError.ts"
@@ -60,7 +61,7 @@ describe("Graph over recorded replies (in-memory replay)", () => {
               }
               if (result._tag === "Failure") assert.fail(`${s.scenario}: ${e.request[2]}: ${result.failure.message}`)
               const env = CompactReply.parseEnvelope(recorded, s.graph, e.request[0]!)
-              const expected = env.rows.map((r, i) => CompactReply.decodeRow(r, i, env.columns, names))
+              const expected = env.rows.map((r, i) => decodeKnown(r, i, env.columns, names))
               assert.deepStrictEqual(
                 result.success.rows.map((r) => r.values),
                 expected,

@@ -3,8 +3,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
 import * as FalkorDB from "../src/FalkorDB.ts"
-import { GraphSchema, procedureText } from "../src/SchemaCache.ts"
+import { GraphSchema, procedureText } from "../src/internal/SchemaCache.ts"
 import type { Node } from "../src/Value.ts"
 import { bulk, nameList, resp, scripted } from "./helpers.ts"
 
@@ -221,7 +222,7 @@ describe("SchemaCache", () => {
   })
 
   it("a full list that disagrees with the cached prefix marks the graph replaced and drops every kind", () => {
-    const schema = new GraphSchema("g")
+    const schema = new GraphSchema("g", () => Effect.die("not fetched"), Scope.makeUnsafe())
     assert.isFalse(schema.replaceAll("labels", ["A"]))
     assert.isFalse(schema.replaceAll("propertyKeys", ["p"]))
     assert.isFalse(schema.replaceAll("labels", ["A", "B"])) // growth

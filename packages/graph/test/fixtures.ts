@@ -3,7 +3,7 @@ import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as CompactReply from "../src/CompactReply.ts"
+import * as CompactReply from "../src/internal/CompactReply.ts"
 
 export interface Exchange {
   readonly phase: string

@@ -7,6 +7,8 @@ import { type RedisError, RedisReplyError } from "@effect-falkordb/redis/RedisEr
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { FalkorError } from "../src/FalkorError.ts"
+import * as CompactReply from "../src/internal/CompactReply.ts"
+import type { FalkorValue } from "../src/Value.ts"
 import { decodeReply, type Scenario } from "./fixtures.ts"
 
 export const resp = (text: string): Reply => {
@@ -78,3 +80,22 @@ export const replay = (scenario: Scenario) => {
 /** The server's line of a server-classified failure, if it has one. */
 export const serverMessageOf = (e: FalkorError): string | undefined =>
   "serverMessage" in e.reason ? e.reason.serverMessage : undefined
+
+/** A row decoded with names that must all be known (a miss is a test failure). */
+export const decodeKnown = (
+  raw: Reply,
+  row: number,
+  columns: ReadonlyArray<string>,
+  names: CompactReply.Names
+): Array<FalkorValue> => {
+  const values = CompactReply.decodeRow(raw, row, columns, names)
+  if (CompactReply.isSchemaMiss(values)) throw new Error(`row ${row} names an unknown ${values.kind} id ${values.id}`)
+  return values
+}
+
+/** A cell decoded with names that must all be known (a miss is a test failure). */
+export const cellKnown = (cell: Reply, names: CompactReply.Names): FalkorValue => {
+  const value = CompactReply.decodeCell(cell, names)
+  if (CompactReply.isSchemaMiss(value)) throw new Error(`the cell names an unknown ${value.kind} id ${value.id}`)
+  return value
+}

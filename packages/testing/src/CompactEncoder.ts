@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import * as Temporal from "@effect-falkordb/graph/Temporal"
-import { Edge, type FalkorValue, Node, Path, Point } from "@effect-falkordb/graph/Value"
+import { Edge, type FalkorValue, Node, Path, Point, TypeCode as T } from "@effect-falkordb/graph/Value"
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import * as Data from "effect/Data"
 
@@ -172,50 +172,52 @@ const encodeTyped = (
   path: string,
   inProperty: boolean
 ): readonly [number, Reply] => {
-  if (value === null || value === undefined) return [1, null]
+  if (value === null || value === undefined) return [T.Null, null]
   switch (typeof value) {
     case "string":
-      return [2, bulk(value)]
+      return [T.String, bulk(value)]
     case "boolean":
-      return [4, bulk(value ? "true" : "false")]
+      return [T.Boolean, bulk(value ? "true" : "false")]
     case "bigint":
-      return [3, integerPayload(value, path)]
+      return [T.Integer, integerPayload(value, path)]
     case "number":
-      return Number.isSafeInteger(value) && !Object.is(value, -0) ? [3, value] : [5, bulk(formatDouble(value))]
+      return Number.isSafeInteger(value) && !Object.is(value, -0)
+        ? [T.Integer, value]
+        : [T.Double, bulk(formatDouble(value))]
     case "object":
       break
     default:
       return fail(path, `a ${typeof value} has no FalkorDB value`)
   }
-  if (value instanceof Double) return [5, bulk(formatDouble(value.value))]
+  if (value instanceof Double) return [T.Double, bulk(formatDouble(value.value))]
   if (Array.isArray(value)) {
     return [
-      6,
+      T.Array,
       (value as ReadonlyArray<Encodable>).map((item, i) => encodeCell(item, tables, `${path}[${i}]`, inProperty))
     ]
   }
   if (value instanceof Float32Array) {
     // Vector elements carry no type wrapper; RESP2 sends them with 17 significant digits.
-    return [12, Array.from(value, (element) => bulk(formatDouble(element, 17)))]
+    return [T.Vector, Array.from(value, (element) => bulk(formatDouble(element, 17)))]
   }
   if (value instanceof Point) {
-    return [11, [bulk(formatDouble(value.latitude)), bulk(formatDouble(value.longitude))]]
+    return [T.Point, [bulk(formatDouble(value.latitude)), bulk(formatDouble(value.longitude))]]
   }
-  if (value instanceof Temporal.DateTime) return [13, value.epochSeconds]
-  if (value instanceof Temporal.Date) return [14, value.epochSeconds]
-  if (value instanceof Temporal.Time) return [15, value.raw]
-  if (value instanceof Temporal.Duration) return [16, value.seconds]
+  if (value instanceof Temporal.DateTime) return [T.DateTime, value.epochSeconds]
+  if (value instanceof Temporal.Date) return [T.Date, value.epochSeconds]
+  if (value instanceof Temporal.Time) return [T.Time, value.raw]
+  if (value instanceof Temporal.Duration) return [T.Duration, value.seconds]
   if (inProperty) {
     return fail(path, "entity properties hold primitives, points, vectors, temporals or arrays of them only")
   }
-  if (value instanceof Node) return [8, nodePayload(value, tables, path)]
-  if (value instanceof Edge) return [7, edgePayload(value, tables, path)]
+  if (value instanceof Node) return [T.Node, nodePayload(value, tables, path)]
+  if (value instanceof Edge) return [T.Edge, edgePayload(value, tables, path)]
   if (value instanceof Path) {
     return [
-      9,
+      T.Path,
       [
-        [6, value.nodes.map((node, i) => [8, nodePayload(node, tables, `${path}.nodes[${i}]`)])],
-        [6, value.edges.map((edge, i) => [7, edgePayload(edge, tables, `${path}.edges[${i}]`)])]
+        [T.Array, value.nodes.map((node, i) => [T.Node, nodePayload(node, tables, `${path}.nodes[${i}]`)])],
+        [T.Array, value.edges.map((edge, i) => [T.Edge, edgePayload(edge, tables, `${path}.edges[${i}]`)])]
       ]
     ]
   }
@@ -226,7 +228,7 @@ const encodeTyped = (
   for (const [key, item] of Object.entries(value as { readonly [key: string]: Encodable })) {
     flat.push(bulk(key), encodeCell(item, tables, `${path}.${key}`, false))
   }
-  return [10, flat]
+  return [T.Map, flat]
 }
 
 const encodeCell = (value: Encodable, tables: SchemaTables, path: string, inProperty: boolean): Reply => {

@@ -1,5 +1,6 @@
 import { Buffer } from "node:buffer"
-import * as CompactReply from "@effect-falkordb/graph/CompactReply"
+import { decodeKnown } from "../../graph/test/helpers.ts"
+import * as CompactReply from "../../graph/src/internal/CompactReply.ts"
 import * as Temporal from "@effect-falkordb/graph/Temporal"
 import { Edge, type FalkorValue, Node, Path, Point } from "@effect-falkordb/graph/Value"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
@@ -28,7 +29,7 @@ const parse = (reply: Reply, tables: CompactEncoder.SchemaTables) => {
   const envelope = CompactReply.parseEnvelope(reply, "g", "GRAPH.QUERY")
   return {
     columns: envelope.columns,
-    rows: envelope.rows.map((row, i) => CompactReply.decodeRow(row, i, envelope.columns, namesOf(tables))),
+    rows: envelope.rows.map((row, i) => decodeKnown(row, i, envelope.columns, namesOf(tables))),
     statistics: envelope.statistics
   }
 }

@@ -1,7 +1,8 @@
 // The graph client end to end through real loopback sockets. The scriptable RESP test server
 // replays the exact bytes recorded from FalkorDB 4.4.0 and 4.18.11 (or plays a small scripted
 // graph server), and the client runs over the real connection layers: single and multiplexed.
-import * as CompactReply from "@effect-falkordb/graph/CompactReply"
+import { decodeKnown } from "../../graph/test/helpers.ts"
+import * as CompactReply from "../../graph/src/internal/CompactReply.ts"
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import { Node } from "@effect-falkordb/graph/Value"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
@@ -67,7 +68,7 @@ const mismatchOf = (
   }
   if (result._tag === "Failure") return `${where}: ${result.failure.message}`
   const envelope = CompactReply.parseEnvelope(recorded, s.graph, e.request[0]!)
-  const expected = envelope.rows.map((r, i) => CompactReply.decodeRow(r, i, envelope.columns, names))
+  const expected = envelope.rows.map((r, i) => decodeKnown(r, i, envelope.columns, names))
   if (!isDeepStrictEqual(result.success.columns, envelope.columns)) return `${where}: header`
   if (!isDeepStrictEqual(result.success.statistics.entries, envelope.statistics.entries)) return `${where}: statistics`
   if (
@@ -519,7 +520,7 @@ describe("Schema cache through real sockets", () => {
           const first = yield* rows.pipe(Stream.take(3), Stream.runCollect)
           assert.deepStrictEqual(
             Array.from(first, (r) => r.values),
-            envelope.rows.slice(0, 3).map((r, i) => CompactReply.decodeRow(r, i, envelope.columns, names))
+            envelope.rows.slice(0, 3).map((r, i) => decodeKnown(r, i, envelope.columns, names))
           )
           const count = yield* Stream.runCount(rows)
           assert.strictEqual(count, envelope.rows.length)

@@ -4,78 +4,42 @@
  * reply is never turned into a second full copy.
  *
  * Decoding is synchronous. Label, relationship-type and property-key ids are resolved
- * through a `Names` lookup; an id the lookup does not know throws a `SchemaMiss`, which
- * the caller answers by refreshing that kind of name and decoding the row again.
+ * through a `Names` lookup; a row with an id the lookup does not know decodes to a
+ * `SchemaMiss` value, which the caller answers by refreshing that kind of name and decoding
+ * the row again. A malformed reply throws a `FalkorError` (reason `Decode`).
  *
- * @since 0.1.0
+ * @internal
  */
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
-import { decodeError, FalkorError, fromServer, VersionMismatch } from "./FalkorError.ts"
-import { decodeUtf8, text } from "./internal/Text.ts"
-import * as Temporal from "./Temporal.ts"
-import { Edge, type FalkorMap, type FalkorValue, Node, Path, Point } from "./Value.ts"
+import { decodeError, FalkorError, fromServer, VersionMismatch } from "../FalkorError.ts"
+import type { Statistics } from "../Graph.ts"
+import * as Temporal from "../Temporal.ts"
+import { decodeUtf8, text } from "./Text.ts"
+import { Edge, type FalkorMap, type FalkorValue, Node, Path, Point, TypeCode } from "../Value.ts"
 
 /**
  * The three id spaces of a graph's schema.
- *
- * @since 0.1.0
- * @category models
  */
 export type SchemaKind = "labels" | "relationshipTypes" | "propertyKeys"
 
 /**
  * Resolves schema ids to names; `undefined` when the id is not known (yet).
- *
- * @since 0.1.0
- * @category models
  */
 export type Names = (kind: SchemaKind, id: number) => string | undefined
 
 /**
- * Thrown by the decoder for an id `Names` does not know. Internal signal: the graph client
- * catches it, refreshes `kind` and decodes the row again.
- *
- * @since 0.1.0
- * @category models
+ * A row that names an id `Names` does not know (yet): returned by `decodeRow` instead of
+ * the values, so the caller refreshes `kind` and decodes the row again.
  */
-export class SchemaMiss {
+export interface SchemaMiss {
+  readonly _tag: "SchemaMiss"
   readonly kind: SchemaKind
   readonly id: number
-  constructor(kind: SchemaKind, id: number) {
-    this.kind = kind
-    this.id = id
-  }
 }
 
-/**
- * Query statistics. Counters absent from the reply are 0; `entries` keeps every statistic
- * in server order, unknown names included.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Statistics {
-  readonly labelsAdded: number
-  readonly labelsRemoved: number
-  readonly nodesCreated: number
-  readonly nodesDeleted: number
-  readonly propertiesSet: number
-  readonly propertiesRemoved: number
-  readonly relationshipsCreated: number
-  readonly relationshipsDeleted: number
-  readonly indicesCreated: number
-  readonly indicesDeleted: number
-  readonly constraintsCreated: number
-  readonly constraintsDeleted: number
-  /** The plan came from the server's plan cache. */
-  readonly cachedExecution: boolean
-  /** `Query internal execution time`, in milliseconds. */
-  readonly executionTimeMs: number | undefined
-  /** `Graph version` (the Rust server's MVCC counter, not the schema version). */
-  readonly graphVersion: number | undefined
-  /** Every statistic as `[name, value]`, value being the first token after `": "`. */
-  readonly entries: ReadonlyArray<readonly [string, string]>
-}
+/** True for a decoder's miss. */
+export const isSchemaMiss = (u: unknown): u is SchemaMiss =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SchemaMiss"
 
 type Counter = Exclude<keyof Statistics, "cachedExecution" | "executionTimeMs" | "graphVersion" | "entries">
 
@@ -96,9 +60,6 @@ const counters: { readonly [name: string]: Counter } = {
 
 /**
  * The envelope of a query reply, rows still undecoded.
- *
- * @since 0.1.0
- * @category models
  */
 export interface Envelope {
   readonly columns: ReadonlyArray<string>
@@ -112,9 +73,6 @@ const isArray = (reply: Reply): reply is ReadonlyArray<Reply> => Array.isArray(r
 
 /**
  * Parses the statistics array.
- *
- * @since 0.1.0
- * @category parsing
  */
 export const parseStatistics = (reply: Reply): Statistics => {
   if (!isArray(reply)) throw malformed("the statistics are not an array")
@@ -163,9 +121,6 @@ export const parseStatistics = (reply: Reply): Statistics => {
  * and the defensive `[header, stats]`. The schema-version mismatch shape
  * `[error, version]` becomes a `VersionMismatch` error; a legacy trailing error element
  * becomes the server error it carries.
- *
- * @since 0.1.0
- * @category parsing
  */
 export const parseEnvelope = (reply: Reply, graph: string, command: string): Envelope => {
   if (!isArray(reply)) {
@@ -219,13 +174,12 @@ const describe = (reply: Reply): string => {
 interface Cursor {
   row: number
   column: string
+  /** The first id the lookup did not know, if any: the row is decoded again after a refresh. */
+  miss: SchemaMiss | undefined
 }
 
 /**
  * Parses a C `%g` double as the server prints it, including `inf`, `-inf`, `nan`, `-nan`.
- *
- * @since 0.1.0
- * @category parsing
  */
 export const parseDouble = (s: string): number | undefined => {
   switch (s) {
@@ -257,10 +211,12 @@ const schemaId = (payload: Reply, what: string, at: Cursor): number => {
   throw malformed(`${what} is not a schema id`, at.row, at.column)
 }
 
-const lookup = (names: Names, kind: SchemaKind, id: number): string => {
+/** The name of an id; an unknown one is noted on the cursor (the row is then discarded) and read as "". */
+const lookup = (names: Names, kind: SchemaKind, id: number, at: Cursor): string => {
   const name = names(kind, id)
-  if (name === undefined) throw new SchemaMiss(kind, id)
-  return name
+  if (name !== undefined) return name
+  if (at.miss === undefined) at.miss = { _tag: "SchemaMiss", kind, id }
+  return ""
 }
 
 const temporalSeconds = (payload: Reply, what: string, at: Cursor): number => {
@@ -274,7 +230,7 @@ const decodeProperties = (payload: Reply, names: Names, at: Cursor): FalkorMap =
   for (const triple of payload) {
     if (!isArray(triple) || triple.length !== 3)
       throw malformed("a property is not [keyId, type, value]", at.row, at.column)
-    const key = lookup(names, "propertyKeys", schemaId(triple[0]!, "a property key id", at))
+    const key = lookup(names, "propertyKeys", schemaId(triple[0]!, "a property key id", at), at)
     const value = decodeTyped(triple[1]!, triple[2]!, names, at)
     if (key === "__proto__") {
       Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
@@ -288,7 +244,7 @@ const decodeNode = (payload: Reply, names: Names, at: Cursor): Node => {
     throw malformed("a node is not [id, labels, properties]", at.row, at.column)
   const labelIds = payload[1]!
   if (!isArray(labelIds)) throw malformed("node labels are not an array", at.row, at.column)
-  const labels = labelIds.map((id) => lookup(names, "labels", schemaId(id, "a label id", at)))
+  const labels = labelIds.map((id) => lookup(names, "labels", schemaId(id, "a label id", at), at))
   return new Node(integer(payload[0]!, "a node id", at), labels, decodeProperties(payload[2]!, names, at))
 }
 
@@ -298,7 +254,7 @@ const decodeEdge = (payload: Reply, names: Names, at: Cursor): Edge => {
   }
   return new Edge(
     integer(payload[0]!, "an edge id", at),
-    lookup(names, "relationshipTypes", schemaId(payload[1]!, "a relationship type id", at)),
+    lookup(names, "relationshipTypes", schemaId(payload[1]!, "a relationship type id", at), at),
     integer(payload[2]!, "an edge source id", at),
     integer(payload[3]!, "an edge destination id", at),
     decodeProperties(payload[4]!, names, at)
@@ -321,14 +277,14 @@ const decodePath = (payload: Reply, names: Names, at: Cursor): Path => {
   if (!isArray(payload) || payload.length !== 2) throw malformed("a path is not [nodes, edges]", at.row, at.column)
   const nodesPart = payload[0]!
   const edgesPart = payload[1]!
-  if (!isArray(nodesPart) || nodesPart.length !== 2 || nodesPart[0] !== 6) {
+  if (!isArray(nodesPart) || nodesPart.length !== 2 || nodesPart[0] !== TypeCode.Array) {
     throw malformed("path nodes are not an array value", at.row, at.column)
   }
-  if (!isArray(edgesPart) || edgesPart.length !== 2 || edgesPart[0] !== 6) {
+  if (!isArray(edgesPart) || edgesPart.length !== 2 || edgesPart[0] !== TypeCode.Array) {
     throw malformed("path edges are not an array value", at.row, at.column)
   }
-  const nodes = pairs(nodesPart[1]!, 8, "path nodes", at).map((n) => decodeNode(n, names, at))
-  const edges = pairs(edgesPart[1]!, 7, "path edges", at).map((e) => decodeEdge(e, names, at))
+  const nodes = pairs(nodesPart[1]!, TypeCode.Node, "path nodes", at).map((n) => decodeNode(n, names, at))
+  const edges = pairs(edgesPart[1]!, TypeCode.Edge, "path edges", at).map((e) => decodeEdge(e, names, at))
   return new Path(nodes, edges)
 }
 
@@ -356,56 +312,56 @@ const doubleOf = (payload: Reply, what: string, at: Cursor): number => {
 
 const decodeTyped = (typeCode: Reply, payload: Reply, names: Names, at: Cursor): FalkorValue => {
   switch (typeCode) {
-    case 1:
+    case TypeCode.Null:
       if (payload !== null) throw malformed("a null carries a payload", at.row, at.column)
       return null
-    case 2: {
+    case TypeCode.String: {
       const s = text(payload)
       if (s === undefined) throw malformed("a string value is not a string", at.row, at.column)
       return s
     }
-    case 3:
+    case TypeCode.Integer:
       return integer(payload, "an integer value", at)
-    case 4: {
+    case TypeCode.Boolean: {
       if (typeof payload === "boolean") return payload
       const s = text(payload)
       if (s === "true") return true
       if (s === "false") return false
       throw malformed(`a boolean value is ${describe(payload)}`, at.row, at.column)
     }
-    case 5:
+    case TypeCode.Double:
       return doubleOf(payload, "a double value", at)
-    case 6: {
+    case TypeCode.Array: {
       if (!isArray(payload)) throw malformed("an array value is not an array", at.row, at.column)
       const out: Array<FalkorValue> = new Array(payload.length)
       for (let i = 0; i < payload.length; i++) out[i] = decodeValue(payload[i]!, names, at)
       return out
     }
-    case 7:
+    case TypeCode.Edge:
       return decodeEdge(payload, names, at)
-    case 8:
+    case TypeCode.Node:
       return decodeNode(payload, names, at)
-    case 9:
+    case TypeCode.Path:
       return decodePath(payload, names, at)
-    case 10:
+    case TypeCode.Map:
       return decodeMap(payload, names, at)
-    case 11: {
+    case TypeCode.Point: {
       if (!isArray(payload) || payload.length !== 2) throw malformed("a point is not [lat, lon]", at.row, at.column)
       return new Point(doubleOf(payload[0]!, "a latitude", at), doubleOf(payload[1]!, "a longitude", at))
     }
-    case 12: {
+    case TypeCode.Vector: {
       if (!isArray(payload)) throw malformed("a vector is not an array", at.row, at.column)
       const out = new Float32Array(payload.length)
       for (let i = 0; i < payload.length; i++) out[i] = doubleOf(payload[i]!, "a vector element", at)
       return out
     }
-    case 13:
+    case TypeCode.DateTime:
       return new Temporal.DateTime(temporalSeconds(payload, "a datetime", at))
-    case 14:
+    case TypeCode.Date:
       return new Temporal.Date(temporalSeconds(payload, "a date", at))
-    case 15:
+    case TypeCode.Time:
       return new Temporal.Time(temporalSeconds(payload, "a time", at))
-    case 16:
+    case TypeCode.Duration:
       return new Temporal.Duration(temporalSeconds(payload, "a duration", at))
     default:
       throw malformed(
@@ -421,43 +377,34 @@ const decodeValue = (cell: Reply, names: Names, at: Cursor): FalkorValue => {
   return decodeTyped(cell[0]!, cell[1]!, names, at)
 }
 
-/**
- * Decodes one compact value `[type, payload]`.
- *
- * @since 0.1.0
- * @category decoding
- */
-export const decodeCell = (cell: Reply, names: Names, row = 0, column = ""): FalkorValue =>
-  decodeValue(cell, names, { row, column })
+/** Decodes one compact value `[type, payload]`; a `SchemaMiss` when it names an unknown id. */
+export const decodeCell = (cell: Reply, names: Names, row = 0, column = ""): FalkorValue | SchemaMiss => {
+  const at: Cursor = { row, column, miss: undefined }
+  const value = decodeValue(cell, names, at)
+  return at.miss ?? value
+}
 
 /**
- * Decodes one row into its values, in column order. Throws `FalkorError` (reason
- * `Decode`, naming row and column) or `SchemaMiss`.
- *
- * @since 0.1.0
- * @category decoding
+ * Decodes one row into its values, in column order; a `SchemaMiss` when it names an id the
+ * lookup does not know. Throws `FalkorError` (reason `Decode`, naming row and column) for a
+ * malformed row.
  */
 export const decodeRow = (
   raw: Reply,
   row: number,
   columns: ReadonlyArray<string>,
   names: Names
-): Array<FalkorValue> => {
+): Array<FalkorValue> | SchemaMiss => {
   if (!isArray(raw) || raw.length !== columns.length) {
     throw malformed(`row ${row} does not have ${columns.length} cells`, row)
   }
-  const at: Cursor = { row, column: "" }
+  const at: Cursor = { row, column: "", miss: undefined }
   const out: Array<FalkorValue> = new Array(raw.length)
   for (let i = 0; i < raw.length; i++) {
     at.column = columns[i]!
-    try {
-      out[i] = decodeValue(raw[i]!, names, at)
-    } catch (e) {
-      if (e instanceof FalkorError && e.reason._tag === "Decode" && e.reason.row === undefined) {
-        throw malformed(e.reason.detail, row, at.column)
-      }
-      throw e
-    }
+    out[i] = decodeValue(raw[i]!, names, at)
+    // Stop at the first unknown id: the row is decoded again once the names are known.
+    if (at.miss !== undefined) return at.miss
   }
   return out
 }
@@ -465,9 +412,6 @@ export const decodeRow = (
 /**
  * Reads a verbose single-column reply of names (the schema procedures):
  * `[header, [[name], …], stats]`.
- *
- * @since 0.1.0
- * @category parsing
  */
 export const parseNameList = (reply: Reply, graph: string, command: string): ReadonlyArray<string> => {
   const envelope = parseEnvelope(reply, graph, command)

@@ -1,0 +1,233 @@
+/**
+ * The query path of one graph: parameters resolved into the `CYPHER …` prefix (`resolve`),
+ * the `TIMEOUT` argument and the client's waiting rule (`timeoutArgs`), one send with the
+ * optional schema-version check (`sendOnce`, retried by `send` when a policy allows), and the
+ * rows decoded a range at a time, a schema miss answered by one shared refresh
+ * (`decodeRange`). `Graph.ts` composes these into the public handle; batches reuse them.
+ *
+ * The waiting rule: a graph command never inherits the connection's `commandTimeout` (a
+ * default meant for plain Redis commands). It waits `clientTimeout` when given, the server
+ * `TIMEOUT` + 5 s when only that is given, else without limit.
+ *
+ * @internal
+ */
+import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import type { Command } from "@effect-falkordb/resp/Encoder"
+import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Cypher from "../Cypher.ts"
+import { decodeError, FalkorError, fromRedis, InvalidArgument, InvalidParameter } from "../FalkorError.ts"
+import type { GraphOptions, QueryOptions } from "../Graph.ts"
+import { type Header, Row } from "../Row.ts"
+import { decodeRow, type Envelope, isSchemaMiss, parseEnvelope } from "./CompactReply.ts"
+import type { GraphSchema } from "./SchemaCache.ts"
+
+/** The margin the client waits beyond a server `TIMEOUT` before it gives up itself. */
+const SERVER_TIMEOUT_MARGIN_MS = 5000
+
+/** The query commands. */
+export type QueryCommand = "GRAPH.QUERY" | "GRAPH.RO_QUERY"
+
+/** The `TIMEOUT` arguments and how long the client waits. */
+export interface TimeoutArgs {
+  readonly args: ReadonlyArray<string>
+  /** How long the client waits; `undefined`: no limit. */
+  readonly client: Duration.Input | undefined
+  /** The server `TIMEOUT` sent, in milliseconds. */
+  readonly server: number | undefined
+}
+
+/** The `TIMEOUT` of `options` and the client's wait; a `FalkorError` for a timeout below 1 ms. */
+export const timeoutArgs = (
+  options: QueryOptions | undefined,
+  graph: string,
+  command: string
+): TimeoutArgs | FalkorError => {
+  if (options?.timeout === undefined) return { args: [], client: options?.clientTimeout, server: undefined }
+  const ms = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
+  if (!Number.isFinite(ms) || ms < 1) {
+    return new FalkorError({
+      reason: new InvalidArgument({
+        graph,
+        command,
+        argument: "timeout",
+        detail: "the query timeout must be at least 1 millisecond",
+        serverMessage: undefined
+      })
+    })
+  }
+  const server = Math.ceil(ms)
+  return {
+    args: ["TIMEOUT", String(server)],
+    client: options.clientTimeout ?? Duration.millis(server + SERVER_TIMEOUT_MARGIN_MS),
+    server
+  }
+}
+
+/** The query text with its parameters in the `CYPHER …` prefix. */
+export const resolve = (
+  graph: string,
+  command: string | undefined,
+  query: string | Cypher.Query,
+  parameters: object | undefined
+): Effect.Effect<string, FalkorError> => {
+  const isQuery = Cypher.isQuery(query)
+  const textOf = isQuery ? query.text : query
+  const invalid = (path: string | undefined, detail: string, cause?: unknown) =>
+    new FalkorError({ reason: new InvalidParameter({ graph, command, path, detail, serverMessage: undefined, cause }) })
+  if (isQuery && parameters !== undefined) {
+    const clash = Object.keys(parameters).find((key) => Object.hasOwn(query.parameters, key))
+    if (clash !== undefined) return Effect.fail(invalid(clash, "bound both by the cypher template and explicitly"))
+  }
+  const params = isQuery ? { ...query.parameters, ...parameters } : parameters
+  return Cypher.withParameters(textOf, params).pipe(
+    Effect.mapError((cause) => invalid(cause.path, `${cause.message} (${cause.hint})`, cause))
+  )
+}
+
+/** What a decoder threw, as a `FalkorError` placed on the graph and command (the decoder knows neither). */
+export const placed = (e: unknown, graph: string | undefined, command: string): FalkorError => {
+  if (!(e instanceof FalkorError)) return decodeError(`decoding failed: ${String(e)}`, { graph, command, cause: e })
+  const reason = e.reason
+  if (reason._tag !== "Decode" || reason.graph !== undefined) return e
+  return decodeError(reason.detail, { graph, command, row: reason.row, column: reason.column })
+}
+
+/** Parses a query reply's envelope. */
+export const parse = (reply: Reply, graph: string, command: string): Effect.Effect<Envelope, FalkorError> =>
+  Effect.try({ try: () => parseEnvelope(reply, graph, command), catch: (e) => placed(e, graph, command) })
+
+/**
+ * Decodes rows [from, to) synchronously; a row that names an unknown id waits for one
+ * refresh of that kind (shared with every other decoder that missed) and is decoded again.
+ */
+export const decodeRange = (
+  schema: GraphSchema,
+  envelope: Envelope,
+  header: Header,
+  from: number,
+  to: number,
+  command: string
+): Effect.Effect<Array<Row>, FalkorError> => {
+  const out: Array<Row> = []
+  const loop = (start: number): Effect.Effect<Array<Row>, FalkorError> =>
+    Effect.suspend(() => {
+      const missSeq = schema.now
+      try {
+        for (let i = start; i < to; i++) {
+          const values = decodeRow(envelope.rows[i]!, i, header.columns, schema.lookup)
+          if (isSchemaMiss(values)) return Effect.flatMap(schema.ensure(values.kind, values.id, missSeq), () => loop(i))
+          out.push(new Row(header, values))
+        }
+        return Effect.succeed(out)
+      } catch (e) {
+        return Effect.fail(placed(e, schema.graph, command))
+      }
+    })
+  return loop(from)
+}
+
+const isMismatch = (reply: Reply): reply is readonly [ErrorReply, number | bigint] =>
+  Array.isArray(reply) &&
+  reply.length === 2 &&
+  reply[0] instanceof ErrorReply &&
+  (typeof reply[1] === "number" || typeof reply[1] === "bigint")
+
+/** The sending half of a graph's query path. */
+export interface Sender {
+  /** Sends one graph command, waiting by the graph's rule (see the module header). */
+  readonly exec: (
+    command: Command,
+    readOnly: boolean,
+    clientTimeout: Duration.Input | undefined,
+    serverTimeout?: number
+  ) => Effect.Effect<Reply, FalkorError>
+  /** Sends a query once; with the version check on, answers mismatches by revalidating. */
+  readonly sendOnce: (
+    command: QueryCommand,
+    query: string | Cypher.Query,
+    parameters: object | undefined,
+    options: QueryOptions | undefined
+  ) => Effect.Effect<Envelope, FalkorError>
+  /** `sendOnce`, retried for read-only queries when a retry policy is set. */
+  readonly send: Sender["sendOnce"]
+}
+
+/**
+ * The sender of graph `name`. `refused` fails every command before anything is sent (an
+ * invalid graph name).
+ */
+export const makeSender = (
+  connection: RedisConnection["Service"],
+  schema: GraphSchema,
+  name: string,
+  options: GraphOptions,
+  refused: FalkorError | undefined
+): Sender => {
+  const exec: Sender["exec"] = (command, readOnly, clientTimeout, serverTimeout) =>
+    refused !== undefined
+      ? Effect.fail(refused)
+      : connection
+          .execute(command, { readOnly, timeout: clientTimeout ?? "Infinity" })
+          .pipe(
+            Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout }))
+          )
+
+  const sendOnce: Sender["sendOnce"] = (command, query, parameters, queryOptions) =>
+    Effect.gen(function* () {
+      const text = yield* resolve(name, command, query, parameters)
+      const timeout = timeoutArgs(queryOptions, name, command)
+      if (timeout instanceof FalkorError) return yield* timeout
+      const readOnly = command === "GRAPH.RO_QUERY"
+      const base: Array<string> = [command, name, text, "--compact", ...timeout.args]
+      if (options.schemaVersionCheck !== true) {
+        return yield* parse(yield* exec(base, readOnly, timeout.client, timeout.server), name, command)
+      }
+      for (let attempt = 0; ; attempt++) {
+        const version = schema.version ?? 0
+        const reply = yield* exec([...base, "version", String(version)], readOnly, timeout.client, timeout.server)
+        if (!isMismatch(reply) || attempt >= 3) return yield* parse(reply, name, command)
+        // Nothing ran: re-read the schema, note the server's version and send again.
+        yield* schema.revalidate(reply[1])
+      }
+    })
+
+  const retry = options.retry
+  const policy =
+    retry === undefined
+      ? undefined
+      : {
+          times: retry.times ?? 3,
+          // min = the shorter delay of the two, so the exponential delay is capped.
+          schedule: Schedule.min([
+            Schedule.exponential(retry.baseDelay ?? "50 millis"),
+            Schedule.spaced(retry.maxDelay ?? "1 second")
+          ]).pipe(Schedule.jittered),
+          while: (error: FalkorError) => error.isRetryable
+        }
+  const send: Sender["send"] = (command, query, parameters, queryOptions) =>
+    policy === undefined || command !== "GRAPH.RO_QUERY"
+      ? sendOnce(command, query, parameters, queryOptions)
+      : Effect.retry(sendOnce(command, query, parameters, queryOptions), policy)
+
+  return { exec, sendOnce, send }
+}
+
+/** What a `Graph` value is made of, for the internal helpers that build on it (batches). */
+export interface Parts {
+  readonly connection: RedisConnection["Service"]
+  readonly schema: GraphSchema
+  readonly sender: Sender
+}
+
+const registry = new WeakMap<object, Parts>()
+
+/** Records the parts of a graph handle. */
+export const register = (graph: object, parts: Parts): void => {
+  registry.set(graph, parts)
+}
+
+/** The parts of a graph handle made by `Graph.make`; `undefined` for any other object. */
+export const partsOf = (graph: object): Parts | undefined => registry.get(graph)
