@@ -996,35 +996,33 @@ export const fromServer = (serverMessage: string, context: Context): FalkorError
  */
 export const fromRedis = (error: RedisError, context: Context): FalkorError => {
   const { graph, command } = context
-  switch (error._tag) {
-    case "RedisReplyError":
-      return fromServer(error.message, context)
-    case "RedisTimeout":
+  const reason = error.reason
+  switch (reason._tag) {
+    case "Reply":
+      return fromServer(reason.serverMessage, context)
+    case "Timeout":
       return new FalkorError({
         reason: new Timeout({
           graph,
           command,
           origin: "client",
-          timeout: error.timeout,
-          stillRunning: error.written,
+          timeout: reason.timeout,
+          stillRunning: reason.written,
           serverMessage: undefined,
           cause: error
         })
       })
-    case "RedisCommandError":
-      if (error.reason === "InvalidArgument") {
-        return new FalkorError({
-          reason: new InvalidArgument({
-            graph,
-            command,
-            argument: undefined,
-            detail: error.message,
-            serverMessage: undefined,
-            cause: error
-          })
+    case "InvalidArgument":
+      return new FalkorError({
+        reason: new InvalidArgument({
+          graph,
+          command,
+          argument: undefined,
+          detail: reason.message,
+          serverMessage: undefined,
+          cause: error
         })
-      }
-      return new FalkorError({ reason: new Connection({ graph, command, cause: error }) })
+      })
     default:
       return new FalkorError({ reason: new Connection({ graph, command, cause: error }) })
   }

@@ -1,5 +1,5 @@
 import { ErrorReply } from "@effect-falkordb/resp/Reply"
-import { RedisConnectionLost, RedisReplyError, RedisTimeout } from "@effect-falkordb/redis/RedisError"
+import { ConnectionLost, fromErrorReply, RedisError, Timeout } from "@effect-falkordb/redis/RedisError"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FalkorError from "../src/FalkorError.ts"
@@ -52,7 +52,7 @@ describe("FalkorError", () => {
         for (const e of s.exchanges) {
           const r = decodeReply(e.reply_base64)
           if (!(r instanceof ErrorReply) || !e.request[0]!.startsWith("GRAPH.")) continue
-          const error = fromRedis(new RedisReplyError({ code: r.code, message: r.message, command: e.request[0]! }), {
+          const error = fromRedis(fromErrorReply(r, e.request[0]!), {
             graph: s.graph,
             command: e.request[0]!
           })
@@ -89,15 +89,20 @@ describe("FalkorError", () => {
   })
 
   it("a client timeout is a Timeout from the client, saying whether the query may still run", () => {
-    const unsent = fromRedis(new RedisTimeout({ written: false, timeout: 10, message: "timed out" }), {
-      graph: "g",
-      command: "GRAPH.RO_QUERY"
-    })
+    const unsent = fromRedis(
+      new RedisError({ reason: new Timeout({ written: false, timeout: 10, message: "timed out" }) }),
+      {
+        graph: "g",
+        command: "GRAPH.RO_QUERY"
+      }
+    )
     assert.strictEqual(unsent.reason._tag, "Timeout")
     assert.deepInclude(unsent.reason, { origin: "client", timeout: 10, stillRunning: false, graph: "g" })
     assert.isTrue(unsent.isRetryable)
     assert.include(unsent.message, "never sent")
-    const sent = fromRedis(new RedisTimeout({ written: true, timeout: 10, message: "t" }), { command: "GRAPH.QUERY" })
+    const sent = fromRedis(new RedisError({ reason: new Timeout({ written: true, timeout: 10, message: "t" }) }), {
+      command: "GRAPH.QUERY"
+    })
     assert.deepInclude(sent.reason, { origin: "client", stillRunning: true })
     assert.isFalse(sent.isRetryable)
     assert.include(sent.message, "may still be running on the server, holding its connection")
@@ -116,11 +121,15 @@ describe("FalkorError", () => {
   })
 
   it("wraps other engine errors as Connection with the engine's hint and retryability", () => {
-    const lost = fromRedis(new RedisConnectionLost({ written: false, message: "gone" }), { graph: "g" })
+    const lost = fromRedis(new RedisError({ reason: new ConnectionLost({ written: false, message: "gone" }) }), {
+      graph: "g"
+    })
     assert.strictEqual(lost.reason._tag, "Connection")
     assert.isTrue(lost.isRetryable)
     assert.include(lost.hint, "never sent")
-    assert.isFalse(fromRedis(new RedisConnectionLost({ written: true, message: "gone" }), {}).isRetryable)
+    assert.isFalse(
+      fromRedis(new RedisError({ reason: new ConnectionLost({ written: true, message: "gone" }) }), {}).isRetryable
+    )
   })
 
   it("names the parameter of a server's parameter error", () => {

@@ -1,6 +1,6 @@
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import { ErrorReply } from "@effect-falkordb/resp/Reply"
-import { RedisConnectionLost } from "@effect-falkordb/redis/RedisError"
+import { ConnectionLost, RedisError } from "@effect-falkordb/redis/RedisError"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -142,7 +142,9 @@ describe("Graph", () => {
 
   it.effect("wraps connection-level errors with their cause and retryability", () => {
     const conn = scripted((cmd) =>
-      Effect.fail(new RedisConnectionLost({ written: cmd[0] === "GRAPH.QUERY", message: "socket closed" }))
+      Effect.fail(
+        new RedisError({ reason: new ConnectionLost({ written: cmd[0] === "GRAPH.QUERY", message: "socket closed" }) })
+      )
     )
     return Effect.gen(function* () {
       const db = yield* FalkorDB.FalkorDB
@@ -152,7 +154,8 @@ describe("Graph", () => {
       assert.include(write.hint, "may have run")
       const read = yield* Effect.flip(db.graph("g").roQuery("RETURN 1"))
       assert.isTrue(read.isRetryable)
-      assert.instanceOf(read.reason.cause, RedisConnectionLost)
+      assert.instanceOf(read.reason.cause, RedisError)
+      assert.strictEqual((read.reason.cause as RedisError).reason._tag, "ConnectionLost")
     }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
   })
 
@@ -383,7 +386,7 @@ describe("Graph retry policy", () => {
     return scripted(() => {
       calls++
       return calls <= failures
-        ? Effect.fail(new RedisConnectionLost({ written: false, message: "reconnecting" }))
+        ? Effect.fail(new RedisError({ reason: new ConnectionLost({ written: false, message: "reconnecting" }) }))
         : Effect.succeed(okStats)
     })
   }

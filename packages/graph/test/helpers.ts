@@ -3,7 +3,7 @@ import type { Command } from "@effect-falkordb/resp/Encoder"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import { type CommandOptions, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
-import { type RedisError, RedisReplyError } from "@effect-falkordb/redis/RedisError"
+import { fromErrorReply, type RedisError } from "@effect-falkordb/redis/RedisError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { FalkorError } from "../src/FalkorError.ts"
@@ -44,9 +44,7 @@ export const scripted = (
       return handler(args)
     }).pipe(
       Effect.flatMap((reply) =>
-        reply instanceof ErrorReply
-          ? Effect.fail(new RedisReplyError({ code: reply.code, message: reply.message, command: String(command[0]) }))
-          : Effect.succeed(reply)
+        reply instanceof ErrorReply ? Effect.fail(fromErrorReply(reply, String(command[0]))) : Effect.succeed(reply)
       )
     )
   const service = RedisConnection.of({

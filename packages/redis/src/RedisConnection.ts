@@ -12,10 +12,9 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Client from "./internal/Client.ts"
-import { RedisConfigError, type RedisError } from "./RedisError.ts"
+import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
 
 /**
@@ -26,7 +25,7 @@ import * as RedisOptions from "./RedisOptions.ts"
  */
 export interface CommandOptions {
   /**
-   * Stop waiting after this long and fail with `RedisTimeout`. A written command is not
+   * Stop waiting after this long and fail with reason `Timeout`. A written command is not
    * cancelled: its late reply is read and dropped. Default: the client's `commandTimeout`.
    */
   readonly timeout?: Duration.Input | undefined
@@ -46,7 +45,7 @@ export interface CommandOptions {
 export interface PipelineOptions extends CommandOptions {
   /**
    * With several key-routed engines, a batch whose keys map to different engines fails
-   * with `RedisCommandError { reason: "BatchSpansEngines" }` unless this is true; it then
+   * with reason `BatchSpansEngines` unless this is true; it then
    * runs on an exclusive connection, not ordered against unawaited commands on the engines.
    */
   readonly exclusiveFallback?: boolean | undefined
@@ -60,7 +59,7 @@ export interface PipelineOptions extends CommandOptions {
  * @category models
  */
 export interface Future<A> {
-  /** Waits for the reply. Error replies fail with `RedisReplyError`. */
+  /** Waits for the reply. Error replies fail with reason `Reply`. */
   readonly await: Effect.Effect<A, RedisError>
   /** Waits at most `timeout`; the command itself is not cancelled. */
   readonly awaitTimeout: (timeout: Duration.Input) => Effect.Effect<A, RedisError>
@@ -110,7 +109,7 @@ export interface ConnectionInfo {
  * The connection service.
  *
  * - `execute` sends a command and waits for its reply. A top-level error reply fails with
- *   `RedisReplyError`; errors nested in an aggregate stay values (`ErrorReply`).
+ *   a `RedisError` with reason `Reply`; errors nested in an aggregate stay values (`ErrorReply`).
  * - `submit` puts the command on its way and returns a `Future` at once.
  * - `pipeline` sends the commands contiguously on one connection and returns one reply per
  *   command, error replies included as `ErrorReply` values (no failure for those).
@@ -165,17 +164,20 @@ export interface PooledOptions extends RedisOptions.RedisOptions {
 
 const MAX_CONNECTIONS = 1024
 
+const configError = (field: string, message: string): RedisError =>
+  new RedisError({ reason: new ConfigReason({ field, message }) })
+
 const checkCount = (field: string, value: number | undefined, fallback: number) => {
   if (value === undefined) return Effect.succeed(fallback)
   if (!Number.isSafeInteger(value) || value < 1) {
-    return Effect.fail(new RedisConfigError({ field, message: `${field} must be an integer >= 1 (got ${value})` }))
+    return Effect.fail(configError(field, `${field} must be an integer >= 1 (got ${value})`))
   }
   if (value > MAX_CONNECTIONS) {
     return Effect.fail(
-      new RedisConfigError({
+      configError(
         field,
-        message: `${field} of ${value} is more than ${MAX_CONNECTIONS} sockets; lower it (a few sockets carry a lot when multiplexed)`
-      })
+        `${field} of ${value} is more than ${MAX_CONNECTIONS} sockets; lower it (a few sockets carry a lot when multiplexed)`
+      )
     )
   }
   return Effect.succeed(value)
@@ -204,16 +206,13 @@ export const makeMultiplexed = Effect.fn("RedisConnection.makeMultiplexed")(func
   const connections = yield* checkCount("connections", options.connections, 1)
   const routing = options.routing
   if (routing !== undefined && routing !== "spread" && routing !== "key") {
-    return yield* new RedisConfigError({
-      field: "routing",
-      message: `routing must be "spread" or "key" (got "${String(routing)}")`
-    })
+    return yield* configError("routing", `routing must be "spread" or "key" (got "${String(routing)}")`)
   }
   if (connections > 1 && routing === undefined) {
-    return yield* new RedisConfigError({
-      field: "routing",
-      message: `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
-    })
+    return yield* configError(
+      "routing",
+      `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
+    )
   }
   const { service } = yield* Client.makeMultiplexed(resolved, connections, routing ?? "spread")
   return service
@@ -228,10 +227,10 @@ export const makeMultiplexed = Effect.fn("RedisConnection.makeMultiplexed")(func
 export const makePooled = Effect.fn("RedisConnection.makePooled")(function* (options: PooledOptions) {
   const size = yield* checkCount("size", options.size, 8)
   if (options.window !== undefined) {
-    return yield* new RedisConfigError({
-      field: "window",
-      message: "window does not apply to a pooled client (each call holds a connection for itself); drop it"
-    })
+    return yield* configError(
+      "window",
+      "window does not apply to a pooled client (each call holds a connection for itself); drop it"
+    )
   }
   const resolved = yield* RedisOptions.resolve(options)
   const { service } = yield* Client.makePooled(resolved, size)
@@ -260,55 +259,141 @@ export const layerPooled = (options: PooledOptions): Layer.Layer<RedisConnection
   Layer.effect(RedisConnection, makePooled(options))
 
 /**
- * What `layerConfig` reads. Durations are `Duration`s (e.g. `Config.Duration("TIMEOUT")`).
+ * The connection strategies.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ConfigOptions {
-  readonly strategy?: "single" | "pooled" | "multiplexed" | undefined
-  readonly url?: string | undefined
-  readonly username?: string | undefined
-  readonly password?: Redacted.Redacted<string> | undefined
-  readonly database?: number | undefined
-  readonly protocol?: 2 | 3 | undefined
-  readonly clientName?: string | undefined
-  readonly connectTimeout?: Duration.Duration | undefined
-  readonly commandTimeout?: Duration.Duration | undefined
-  readonly window?: number | undefined
-  readonly size?: number | undefined
-  readonly connections?: number | undefined
-  readonly routing?: "spread" | "key" | undefined
+export type Strategy = "single" | "pooled" | "multiplexed"
+
+/**
+ * Every option of every strategy, plus the strategy (default `"multiplexed"`): what
+ * `layerFromOptions` and `layerConfig` take. An option that does not apply to the chosen
+ * strategy (`size` for multiplexed, `connections`/`routing` for single or pooled, `window`
+ * for pooled) fails with reason `Config` instead of being ignored.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LayerOptions extends MultiplexedOptions, PooledOptions {
+  readonly strategy?: Strategy | undefined
 }
 
 /**
- * A client whose options come from `Config`, e.g.
+ * What `layerConfig` reads: the same as `LayerOptions` (durations may be `Duration`s, e.g.
+ * `Config.Duration("TIMEOUT")`; the password a `Config.Redacted`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ConfigOptions = LayerOptions
+
+/** Options that belong to some strategies only. */
+const foreignFields: Record<Strategy, ReadonlyArray<"size" | "connections" | "routing" | "window">> = {
+  single: ["size", "connections", "routing"],
+  pooled: ["connections", "routing", "window"],
+  multiplexed: ["size"]
+}
+
+/** `defaults` under `options`: an `undefined` field of `options` does not erase a default. */
+const overlay = (defaults: LayerOptions, options: LayerOptions, strategy: Strategy): LayerOptions => {
+  const merged: Record<string, unknown> = {}
+  const foreign: ReadonlyArray<string> = foreignFields[strategy]
+  for (const [key, value] of Object.entries(defaults)) {
+    if (value !== undefined && !foreign.includes(key)) merged[key] = value
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined) merged[key] = value
+  }
+  return merged as LayerOptions
+}
+
+/**
+ * Builds the client of `options.strategy` (default `"multiplexed"`). `defaults` fill the
+ * options left undefined, and only those that apply to the chosen strategy: a library on
+ * top (like the graph client) states its defaults once, e.g.
+ * `{ connections: 8, routing: "spread" }`, and they are dropped for a single or pooled client.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(function* (
+  options: LayerOptions,
+  defaults: LayerOptions = {}
+) {
+  const strategy = options.strategy ?? defaults.strategy ?? "multiplexed"
+  if (strategy !== "single" && strategy !== "pooled" && strategy !== "multiplexed") {
+    return yield* configError(
+      "strategy",
+      `strategy must be "single", "pooled" or "multiplexed" (got "${String(strategy)}")`
+    )
+  }
+  for (const field of foreignFields[strategy]) {
+    if (options[field] !== undefined) {
+      return yield* configError(
+        field,
+        `${field} does not apply to a ${strategy} client; drop it or change the strategy`
+      )
+    }
+  }
+  const merged = overlay(defaults, options, strategy)
+  switch (strategy) {
+    case "single":
+      return yield* makeSingle(merged)
+    case "pooled":
+      return yield* makePooled(merged)
+    case "multiplexed":
+      return yield* makeMultiplexed(merged)
+  }
+})
+
+/**
+ * The layer of `makeFromOptions`: one switch over the strategies for every layer built
+ * from a plain options record (this package's `layerConfig`, the graph client's layers).
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ *
+ * const Live = RedisConnection.layerFromOptions(
+ *   { strategy: "pooled", url: "redis://127.0.0.1:6379", size: 4 }
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromOptions = (
+  options: LayerOptions,
+  defaults?: LayerOptions
+): Layer.Layer<RedisConnection, RedisError> => Layer.effect(RedisConnection, makeFromOptions(options, defaults))
+
+/**
+ * A client whose options come from `Config`; it reads every option `layerFromOptions`
+ * takes, e.g.
  * `layerConfig({ url: Config.String("REDIS_URL"), password: Config.Redacted("REDIS_PASSWORD") })`.
- * The strategy defaults to `"multiplexed"`.
+ * The strategy defaults to `"multiplexed"`; `defaults` as in `makeFromOptions`.
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import { Config } from "effect"
+ *
+ * const Live = RedisConnection.layerConfig({
+ *   url: Config.String("REDIS_URL"),
+ *   commandTimeout: Config.Duration("REDIS_TIMEOUT").pipe(Config.withDefault("5 seconds")),
+ *   offlineQueue: Config.Literals(["queue", "failFast"]).pipe(Config.withDefault("queue"))
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
-  config: Config.Wrap<ConfigOptions>
+  config: Config.Wrap<ConfigOptions>,
+  defaults?: LayerOptions
 ): Layer.Layer<RedisConnection, RedisError | Config.ConfigError> =>
   Layer.effect(
     RedisConnection,
-    Effect.flatMap(Config.unwrap(config), (options) => {
-      switch (options.strategy ?? "multiplexed") {
-        case "single":
-          return makeSingle(options)
-        case "pooled":
-          return makePooled(options)
-        case "multiplexed":
-          return makeMultiplexed(options)
-        default:
-          return Effect.fail(
-            new RedisConfigError({
-              field: "strategy",
-              message: `strategy must be "single", "pooled" or "multiplexed" (got "${String(options.strategy)}")`
-            })
-          )
-      }
-    })
+    Effect.flatMap(Config.unwrap(config), (options) => makeFromOptions(options, defaults))
   )

@@ -1,34 +1,76 @@
 /**
- * Typed errors of the connection engine. Every error says what happened, whether the
- * command may have run on the server (`written`), whether retrying is safe, and a hint of
- * what to do about it.
+ * The one error of the connection engine, in Effect 4's shape (like `effect/sql/SqlError`
+ * and `effect/socket/Socket`'s `SocketError`): a `RedisError` (`_tag: "RedisError"`) whose
+ * `reason` is one of the tagged reason classes below, each with only its own fields.
+ * `message`, `hint`, `isRetryable` and `written` come from the reason, so
+ * `Effect.catchReason("RedisError", "Timeout", …)` and `Effect.catchReasons` work.
+ *
+ * `written` answers "may the command have run on the server?": `false` means it was never
+ * sent (a retry is safe), `true` means it was sent (the client never re-sends it).
+ *
+ * Not to be confused with `effect/persistence/Redis`'s `RedisError`: it has the same tag
+ * but no `reason` (only a `cause`), and it belongs to effect's own Redis service. The two
+ * never meet in one error channel here; an adapter between the two services maps this
+ * error into that one. Tell them apart with `isRedisError` (this package's TypeId).
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import { Effect } from "effect"
+ *
+ * const visits = Effect.gen(function* () {
+ *   const redis = yield* RedisConnection.RedisConnection
+ *   return yield* redis.execute(["INCR", "visits"], { timeout: "1 second" })
+ * }).pipe(
+ *   Effect.catchReason("RedisError", "Timeout", (reason) =>
+ *     Effect.succeed(reason.written ? "sent, may have counted" : "never sent")
+ *   )
+ * )
+ * ```
  *
  * @since 0.1.0
  */
+import type { ErrorReply } from "@effect-falkordb/resp/Reply"
 import * as Data from "effect/Data"
+import * as Predicate from "effect/Predicate"
+
+const TypeId = "~@effect-falkordb/redis/RedisError" as const
+const ReasonTypeId = "~@effect-falkordb/redis/RedisError/Reason" as const
+
+/** Error codes Redis sends before it runs a command: the command had no effect. */
+const NOT_EXECUTED_CODES: ReadonlySet<string> = new Set(["LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"])
 
 /**
- * The server answered the command with an error reply (`-ERR …`, `-WRONGTYPE …`).
- * `code` is the upper-case first word when there is one (many FalkorDB errors have none);
- * `message` is the whole line as sent.
+ * The server answered with an error reply (`-ERR …`, `-WRONGTYPE …`). `code` is the
+ * upper-case first word when there is one (`ERR`, `WRONGTYPE`, `MOVED`, `ASK`, `LOADING`,
+ * `BUSY`, `READONLY`, `NOSCRIPT` …; many FalkorDB errors have none); `serverMessage` is the
+ * whole line as sent. The server received the command (`written: true`).
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisReplyError extends Data.TaggedError("RedisReplyError")<{
+export class Reply extends Data.TaggedError("Reply")<{
   readonly code: string | undefined
-  readonly message: string
+  readonly serverMessage: string
   readonly command: string
+  readonly message: string
 }> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return true
+  }
   /** `LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN` and `MASTERDOWN` are transient server states. */
   get isRetryable(): boolean {
-    return (
-      this.code === "LOADING" ||
-      this.code === "BUSY" ||
-      this.code === "TRYAGAIN" ||
-      this.code === "CLUSTERDOWN" ||
-      this.code === "MASTERDOWN"
-    )
+    return this.notExecuted
+  }
+  /**
+   * True when the code says the server refused the command before running it: a transient
+   * state (`LOADING`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`), checked by Redis
+   * before it executes anything. Such a command had no effect, so resending it is safe.
+   * Any other error reply (a script that failed halfway, say) may have had effects.
+   */
+  get notExecuted(): boolean {
+    return this.code !== undefined && NOT_EXECUTED_CODES.has(this.code)
   }
   get hint(): string {
     switch (this.code) {
@@ -38,9 +80,18 @@ export class RedisReplyError extends Data.TaggedError("RedisReplyError")<{
       case "WRONGPASS":
         return "check the password/user in the connection URL or options"
       case "LOADING":
-        return "the server is loading its dataset; retry after a short delay"
+        return "the server is loading its dataset; the command did not run, retry after a short delay"
+      case "BUSY":
+        return "the server is running a long script or function; the command did not run, retry later (or SCRIPT KILL)"
+      case "MASTERDOWN":
+        return "this replica lost its primary and does not serve stale data; the command did not run, retry later"
+      case "TRYAGAIN":
+      case "CLUSTERDOWN":
+        return "the cluster cannot serve the command now; it did not run, retry after a short delay"
       case "READONLY":
         return "this server is a replica; send writes to the primary"
+      case "NOSCRIPT":
+        return "the script is not cached on this server; send it with EVAL (or SCRIPT LOAD) first"
       case "MOVED":
       case "ASK":
         return "the server is a cluster node; this client does not follow cluster redirections"
@@ -51,18 +102,19 @@ export class RedisReplyError extends Data.TaggedError("RedisReplyError")<{
 }
 
 /**
- * The connection was lost while the command was queued or on the wire. With
- * `written: true` the command may or may not have run on the server: the client never
- * re-sends it. With `written: false` it was never sent, so a retry is safe.
+ * The connection was lost while the command was on the wire (`written: true`: it may or
+ * may not have run, and the client never re-sends it) or before it was sent
+ * (`written: false`: a retry is safe).
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisConnectionLost extends Data.TaggedError("RedisConnectionLost")<{
+export class ConnectionLost extends Data.TaggedError("ConnectionLost")<{
   readonly written: boolean
   readonly message: string
   readonly cause?: unknown
 }> {
+  readonly [ReasonTypeId] = ReasonTypeId
   get isRetryable(): boolean {
     return !this.written
   }
@@ -74,39 +126,44 @@ export class RedisConnectionLost extends Data.TaggedError("RedisConnectionLost")
 }
 
 /**
- * The caller stopped waiting after `timeout` milliseconds. The command is not cancelled
- * once written; its late reply is read and dropped, so nothing desynchronises.
+ * The client stopped waiting after `timeout` milliseconds. A written command is not
+ * cancelled: its late reply is read and dropped, so nothing desynchronises.
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisTimeout extends Data.TaggedError("RedisTimeout")<{
+export class Timeout extends Data.TaggedError("Timeout")<{
   readonly written: boolean
   readonly timeout: number
   readonly message: string
 }> {
+  readonly [ReasonTypeId] = ReasonTypeId
   get isRetryable(): boolean {
     return !this.written
   }
   get hint(): string {
     return this.written
-      ? "the command was sent and may still run; raise the timeout or make the command cheaper"
+      ? "the command was sent and may still run; raise the timeout (or pass timeout: Duration.infinity) or make the command cheaper"
       : "the command was never sent (the window or the connection was busy); raise the timeout or the window"
   }
 }
 
 /**
  * The server sent bytes that are not valid RESP, or a reply nobody asked for. Fatal for
- * that connection: every command in flight on it fails with this error.
+ * that connection: every command in flight on it fails with this reason.
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisProtocolError extends Data.TaggedError("RedisProtocolError")<{
+export class Protocol extends Data.TaggedError("Protocol")<{
   readonly message: string
-  readonly offset?: number
+  readonly offset?: number | undefined
   readonly cause?: unknown
 }> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return true
+  }
   get isRetryable(): boolean {
     return false
   }
@@ -116,51 +173,41 @@ export class RedisProtocolError extends Data.TaggedError("RedisProtocolError")<{
 }
 
 /**
- * The client is disconnected and configured to fail fast, or gave up reconnecting.
- * The command was never sent.
+ * The server could not be reached: the first connect failed, the client is configured to
+ * fail fast while disconnected, or the outage outlasted `offlineTimeout`. The command was
+ * never sent.
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisOffline extends Data.TaggedError("RedisOffline")<{
+export class Offline extends Data.TaggedError("Offline")<{
   readonly message: string
   readonly cause?: unknown
 }> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
   get isRetryable(): boolean {
     return true
   }
   get hint(): string {
-    return "the server is unreachable; check that it runs and the address is right, or wait for the reconnect"
+    return "the server is unreachable; check that it runs and that the address is right"
   }
 }
 
 /**
- * The window was full and the caller asked to fail fast instead of waiting.
+ * The client was closed (its scope ended) before or while the command ran. `written`
+ * says whether the command had been sent.
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisQueueFull extends Data.TaggedError("RedisQueueFull")<{
-  readonly window: number
+export class Closed extends Data.TaggedError("Closed")<{
+  readonly written: boolean
   readonly message: string
 }> {
-  get isRetryable(): boolean {
-    return true
-  }
-  get hint(): string {
-    return "too many commands in flight; raise the window, add connections, or let callers wait"
-  }
-}
-
-/**
- * The client was closed (its scope ended) before or while the command ran.
- *
- * @since 0.1.0
- * @category errors
- */
-export class RedisClosed extends Data.TaggedError("RedisClosed")<{
-  readonly message: string
-}> {
+  readonly [ReasonTypeId] = ReasonTypeId
   get isRetryable(): boolean {
     return false
   }
@@ -173,12 +220,16 @@ export class RedisClosed extends Data.TaggedError("RedisClosed")<{
  * Invalid configuration, found when the client is built. `field` names the option.
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisConfigError extends Data.TaggedError("RedisConfigError")<{
+export class Config extends Data.TaggedError("Config")<{
   readonly field: string
   readonly message: string
 }> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
   get isRetryable(): boolean {
     return false
   }
@@ -188,53 +239,245 @@ export class RedisConfigError extends Data.TaggedError("RedisConfigError")<{
 }
 
 /**
- * A command or batch that cannot be admitted as asked: a batch larger than the window, a
- * batch whose keys span several engines, a command that cannot be encoded.
+ * A command or an option the client cannot send: an argument that is not a string,
+ * number, bigint or `Uint8Array`, an empty command, a non-positive timeout.
  *
  * @since 0.1.0
- * @category errors
+ * @category reasons
  */
-export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
-  readonly reason: "BatchTooLarge" | "BatchSpansEngines" | "InvalidArgument" | "NotMultiplexable" | "Unsupported"
+export class InvalidArgument extends Data.TaggedError("InvalidArgument")<{
   readonly message: string
 }> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
   get isRetryable(): boolean {
     return false
   }
   get hint(): string {
-    switch (this.reason) {
-      case "BatchTooLarge":
-        return "split the batch or raise the window"
-      case "BatchSpansEngines":
-        return "keep a batch's keys on one engine (hash tags {…}), or pass { exclusiveFallback: true }"
-      case "InvalidArgument":
-        return "arguments must be strings, numbers, bigints or Uint8Arrays"
-      case "NotMultiplexable":
-        return "run this command through withExclusive"
-      case "Unsupported":
-        return "this client does not support the command's reply mode yet (pub/sub, MONITOR, CLIENT REPLY); use a dedicated client for it"
-      default: {
-        // Exhaustive: a new reason without a hint is a type error here, not a silent fallback.
-        const unhandled: never = this.reason
-        return unhandled
-      }
-    }
+    return "arguments must be strings, finite numbers, bigints or Uint8Arrays; timeouts positive durations"
   }
 }
 
 /**
- * Every error the engine can fail a command with.
+ * The command changes the state of its connection (`MULTI`, `WATCH`, `SELECT`, a blocking
+ * `submit` …), so it cannot run on a shared or pooled connection.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class NotMultiplexable extends Data.TaggedError("NotMultiplexable")<{
+  readonly command: string
+  readonly message: string
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+  get hint(): string {
+    return "run this command through withExclusive"
+  }
+}
+
+/**
+ * The command changes how the server replies (pub/sub, `MONITOR`, `CLIENT REPLY`), which
+ * this client does not support.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Unsupported extends Data.TaggedError("Unsupported")<{
+  readonly command: string
+  readonly message: string
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+  get hint(): string {
+    return "this client does not support the command's reply mode (pub/sub, MONITOR, CLIENT REPLY); use a dedicated client for it"
+  }
+}
+
+/**
+ * With key routing, the batch's keys map to different engines.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class BatchSpansEngines extends Data.TaggedError("BatchSpansEngines")<{
+  readonly message: string
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+  get hint(): string {
+    return "keep a batch's keys on one engine (hash tags {…}), or pass { exclusiveFallback: true }"
+  }
+}
+
+/**
+ * The batch has more commands than the window has permits, so it can never be admitted.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class BatchTooLarge extends Data.TaggedError("BatchTooLarge")<{
+  readonly commands: number
+  readonly window: number
+  readonly message: string
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+  get hint(): string {
+    return "split the batch or raise the window"
+  }
+}
+
+/**
+ * The reply did not have the shape the caller asked for (`executeAs`). The command ran.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class Decode extends Data.TaggedError("Decode")<{
+  readonly command: string
+  readonly message: string
+  readonly cause?: unknown
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return true
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+  get hint(): string {
+    return "the reply does not match the schema: check the command (and the key's type) or the schema"
+  }
+}
+
+/**
+ * Every reason a command can fail for.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RedisErrorReason =
+  | Reply
+  | ConnectionLost
+  | Timeout
+  | Protocol
+  | Offline
+  | Closed
+  | Config
+  | InvalidArgument
+  | NotMultiplexable
+  | Unsupported
+  | BatchSpansEngines
+  | BatchTooLarge
+  | Decode
+
+/**
+ * The error of every engine call. `message` is the reason's message followed by its hint
+ * (so an uncaught error printed by `runMain` says what to do); `reason.message` is the
+ * message alone.
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import { Effect } from "effect"
+ *
+ * const value = Effect.gen(function* () {
+ *   const redis = yield* RedisConnection.RedisConnection
+ *   return yield* redis.execute(["GET", "greeting"])
+ * }).pipe(
+ *   Effect.catchReasons("RedisError", {
+ *     Offline: () => Effect.succeed(null),
+ *     Reply: (reason) => Effect.die(`${reason.code}: ${reason.serverMessage}`)
+ *   })
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category errors
  */
-export type RedisError =
-  | RedisReplyError
-  | RedisConnectionLost
-  | RedisTimeout
-  | RedisProtocolError
-  | RedisOffline
-  | RedisQueueFull
-  | RedisClosed
-  | RedisConfigError
-  | RedisCommandError
+export class RedisError extends Data.TaggedError("RedisError")<{
+  readonly reason: RedisErrorReason
+}> {
+  readonly [TypeId] = TypeId
+  /** The reason, also as the JavaScript `cause` (like `SqlError`). */
+  override get cause(): RedisErrorReason {
+    return this.reason
+  }
+  override get message(): string {
+    return `${this.reason.message} (hint: ${this.reason.hint})`
+  }
+  get hint(): string {
+    return this.reason.hint
+  }
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+  /** `false`: the command was never sent; `true`: it was sent and may have run. */
+  get written(): boolean {
+    return this.reason.written
+  }
+}
+
+/**
+ * Is this a `RedisError` of this package (not `effect/persistence/Redis`'s)?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRedisError = (u: unknown): u is RedisError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * Is this one of the reasons of a `RedisError`?
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRedisErrorReason = (u: unknown): u is RedisErrorReason => Predicate.hasProperty(u, ReasonTypeId)
+
+/**
+ * Wraps a reason.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (reason: RedisErrorReason): RedisError => new RedisError({ reason })
+
+/**
+ * A top-level error reply of `command` as a `RedisError` with reason `Reply`. `message`
+ * defaults to `"<command> failed: <line>"`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromErrorReply = (reply: ErrorReply, command: string, message?: string): RedisError =>
+  new RedisError({
+    reason: new Reply({
+      code: reply.code,
+      serverMessage: reply.message,
+      command,
+      message: message ?? `${command} failed: ${reply.message}`
+    })
+  })

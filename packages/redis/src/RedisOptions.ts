@@ -1,7 +1,7 @@
 /**
  * Options of a connection, the URL forms they can be given in, and their validation.
  * Everything is checked once, when a client is built: an invalid combination fails with a
- * `RedisConfigError` that names the option and says what to change. Nothing is coerced.
+ * `RedisError` with reason `Config` that names the option and says what to change. Nothing is coerced.
  *
  * @since 0.1.0
  */
@@ -9,7 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import type * as Tls from "node:tls"
-import { RedisConfigError } from "./RedisError.ts"
+import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 
 /**
  * How to reach the server and how to behave on the connection. Explicit fields win over
@@ -47,9 +47,17 @@ export interface RedisOptions {
   readonly commandTimeout?: Duration.Input | undefined
   /**
    * While disconnected: `"queue"` (default) keeps unwritten commands for the next
-   * connection, each bounded by its timeout; `"failFast"` fails them with `RedisOffline`.
+   * connection, each bounded by its timeout and by `offlineTimeout`; `"failFast"` fails
+   * them at once with reason `Offline`.
    */
   readonly offlineQueue?: "queue" | "failFast" | undefined
+  /**
+   * How long an outage may last before queued commands fail with reason `Offline` (and new
+   * ones fail at once, until the connection is back). Counted from the loss of the
+   * connection, so a call made during an outage settles within this bound even when it
+   * has no timeout of its own. Default 5 seconds; `"Infinity"` waits for the reconnect.
+   */
+  readonly offlineTimeout?: Duration.Input | undefined
   /** Reconnect backoff: `min(maxDelay, baseDelay · 2^attempt)` plus up to 20% jitter. */
   readonly reconnect?:
     | {
@@ -94,6 +102,8 @@ export interface ResolvedOptions {
   readonly connectTimeout: number
   readonly commandTimeout: number
   readonly offlineQueue: "queue" | "failFast"
+  /** `Infinity` when commands wait for the reconnect however long it takes. */
+  readonly offlineTimeout: number
   readonly reconnectBaseDelay: number
   readonly reconnectMaxDelay: number
   readonly closeTimeout: number
@@ -113,7 +123,11 @@ export interface ResolvedOptions {
  */
 export const DEFAULT_WINDOW = 65536
 
-const fail = (field: string, message: string) => Effect.fail(new RedisConfigError({ field, message }))
+/** A `RedisError` with reason `Config`. */
+const configError = (field: string, message: string): RedisError =>
+  new RedisError({ reason: new ConfigReason({ field, message }) })
+
+const fail = (field: string, message: string) => Effect.fail(configError(field, message))
 
 interface UrlParts {
   host?: string
@@ -125,13 +139,10 @@ interface UrlParts {
   database?: number
 }
 
-const parseDatabase = (text: string, url: string): number | RedisConfigError => {
+const parseDatabase = (text: string, url: string): number | RedisError => {
   const database = Number(text)
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(database)) {
-    return new RedisConfigError({
-      field: "url",
-      message: `database in "${redactUrl(url)}" must be a non-negative integer, got "${text}"`
-    })
+    return configError("url", `database in "${redactUrl(url)}" must be a non-negative integer, got "${text}"`)
   }
   return database
 }
@@ -145,7 +156,7 @@ const redactUrl = (url: string): string => url.replace(/\/\/([^:@/]*):([^@/]*)@/
  * @since 0.1.0
  * @category parsing
  */
-export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisConfigError> =>
+export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisError> =>
   Effect.suspend(() => {
     let parsed: URL
     try {
@@ -173,7 +184,7 @@ export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisConfigError>
         const path = parsed.pathname.replace(/^\//, "")
         if (path !== "") {
           const database = parseDatabase(path, url)
-          if (database instanceof RedisConfigError) return Effect.fail(database)
+          if (database instanceof RedisError) return Effect.fail(database)
           parts.database = database
         }
         break
@@ -194,7 +205,7 @@ export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisConfigError>
     const db = query.get("db")
     if (db !== null) {
       const database = parseDatabase(db, url)
-      if (database instanceof RedisConfigError) return Effect.fail(database)
+      if (database instanceof RedisError) return Effect.fail(database)
       parts.database = database
     }
     return Effect.succeed(parts)
@@ -205,7 +216,7 @@ const durationMillis = (
   input: Duration.Input | undefined,
   fallback: number,
   allowInfinity: boolean
-): Effect.Effect<number, RedisConfigError> => {
+): Effect.Effect<number, RedisError> => {
   if (input === undefined) return Effect.succeed(fallback)
   const decoded = Duration.fromInput(input)
   if (decoded._tag === "None") return fail(field, `${field} is not a duration: ${String(input)}`)
@@ -219,7 +230,7 @@ const positiveInteger = (
   field: string,
   value: number | undefined,
   fallback: number
-): Effect.Effect<number, RedisConfigError> => {
+): Effect.Effect<number, RedisError> => {
   if (value === undefined) return Effect.succeed(fallback)
   if (!Number.isSafeInteger(value) || value < 1) return fail(field, `${field} must be an integer >= 1 (got ${value})`)
   return Effect.succeed(value)
@@ -282,6 +293,7 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
       `reconnect.maxDelay (${reconnectMaxDelay} ms) must be >= reconnect.baseDelay (${reconnectBaseDelay} ms)`
     )
   }
+  const offlineTimeout = yield* durationMillis("offlineTimeout", options.offlineTimeout, 5_000, true)
   const closeTimeout = yield* durationMillis("closeTimeout", options.closeTimeout, 5_000, false)
   const stallTimeout = yield* durationMillis("stallTimeout", options.stallTimeout, Number.POSITIVE_INFINITY, true)
   if (stallTimeout !== Number.POSITIVE_INFINITY && commandTimeout >= stallTimeout) {
@@ -306,6 +318,7 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     connectTimeout,
     commandTimeout,
     offlineQueue,
+    offlineTimeout,
     reconnectBaseDelay,
     reconnectMaxDelay,
     closeTimeout,

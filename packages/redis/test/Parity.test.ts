@@ -68,8 +68,8 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
           assert.strictEqual(replies[3], 2)
           assert.deepStrictEqual((replies[4] as Array<unknown>).map(text), ["a", "b"])
           const failed = yield* Effect.flip(redis.execute(["INCR", key]))
-          assert.strictEqual(failed._tag, "RedisReplyError")
-          if (failed._tag === "RedisReplyError") assert.strictEqual(failed.code, "WRONGTYPE")
+          assert.strictEqual(failed.reason._tag, "Reply")
+          if (failed.reason._tag === "Reply") assert.strictEqual(failed.reason.code, "WRONGTYPE")
         })
       )
 
@@ -170,7 +170,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
               return redis
             })
           ).pipe(Effect.flatMap((redis) => Effect.flip(redis.execute(["PING"]))))
-          assert.strictEqual(closedCall._tag, "RedisClosed")
+          assert.strictEqual(closedCall.reason._tag, "Closed")
         })
       )
     })

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as RedisConnection from "../src/RedisConnection.ts"
+import * as RedisError from "../src/RedisError.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
 
 const resolveOk = (options: RedisOptions.RedisOptions) => RedisOptions.resolve(options)
@@ -13,9 +14,10 @@ const resolveOk = (options: RedisOptions.RedisOptions) => RedisOptions.resolve(o
 const configError = <A, R>(effect: Effect.Effect<A, unknown, R>) =>
   Effect.flip(effect).pipe(
     Effect.map((error) => {
-      const e = error as { _tag: string; field: string; message: string }
-      assert.strictEqual(e._tag, "RedisConfigError")
-      return e
+      assert.isTrue(RedisError.isRedisError(error))
+      const reason = (error as RedisError.RedisError).reason
+      assert.strictEqual(reason._tag, "Config")
+      return reason as RedisError.Config
     })
   )
 
@@ -113,7 +115,7 @@ describe("RedisOptions", () => {
 
   it.effect("strategy options are validated before anything connects", () =>
     Effect.gen(function* () {
-      // Port 1: if validation did not come first, these would fail with RedisOffline instead.
+      // Port 1: if validation did not come first, these would fail with reason Offline instead.
       const url = "redis://127.0.0.1:1"
       const cases: ReadonlyArray<[Effect.Effect<unknown, unknown, never>, string, string]> = [
         [

@@ -28,7 +28,7 @@ import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import type { ParameterValue } from "@effect-falkordb/graph/Cypher"
 import type { ExclusiveConnection, Future } from "@effect-falkordb/redis/RedisConnection"
 import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
-import { RedisClosed, type RedisError, RedisReplyError } from "@effect-falkordb/redis/RedisError"
+import { Closed, fromErrorReply, RedisError } from "@effect-falkordb/redis/RedisError"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as Context from "effect/Context"
@@ -431,10 +431,13 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
 
   const run = (command: Command): Effect.Effect<Reply, RedisError> =>
     Effect.suspend((): Effect.Effect<Reply, RedisError> => {
-      if (closed) return Effect.fail(new RedisClosed({ message: "the FalkorDBMock connection is closed" }))
+      if (closed)
+        return Effect.fail(
+          new RedisError({ reason: new Closed({ written: false, message: "the FalkorDBMock connection is closed" }) })
+        )
       const reply = answer(textOf(command))
       return reply instanceof ErrorReply
-        ? Effect.fail(new RedisReplyError({ code: reply.code, message: reply.message, command: String(command[0]) }))
+        ? Effect.fail(fromErrorReply(reply, String(command[0])))
         : Effect.succeed(reply)
     })
 
@@ -442,7 +445,11 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
     Effect.suspend(
       (): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
         closed
-          ? Effect.fail(new RedisClosed({ message: "the FalkorDBMock connection is closed" }))
+          ? Effect.fail(
+              new RedisError({
+                reason: new Closed({ written: false, message: "the FalkorDBMock connection is closed" })
+              })
+            )
           : Effect.succeed(commands.map((c) => answer(textOf(c))))
     )
 

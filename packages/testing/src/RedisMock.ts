@@ -14,7 +14,7 @@
  * | array | `ReadonlyArray<Reply>` |
  * | object (`HGETALL`) | flat array `[field, value, …]` in insertion order, as RESP2 sends it |
  *
- * Errors become `RedisReplyError` with the Redis code: ioredis-mock's "Key … does not
+ * Errors become a `RedisError` with reason `Reply` and the Redis code: ioredis-mock's "Key … does not
  * contain a list" is reported as Redis' `WRONGTYPE …`, an arithmetic command on a
  * non-integer as `ERR value is not an integer or out of range`, a message without a code
  * gets `ERR `, and a command ioredis-mock lacks is `ERR unknown command '…'` with a note
@@ -23,7 +23,7 @@
  * Connection semantics follow the real client: one connection, every command in submit
  * order; `pipeline` returns error replies as values; transactions (`MULTI`/`EXEC`,
  * `WATCH`), blocking commands and subscriptions are refused on the shared face with
- * `RedisCommandError { reason: "NotMultiplexable" }` and work through `withExclusive`,
+ * a `RedisError` with reason `NotMultiplexable` and work through `withExclusive`,
  * which lends a connection of its own (its own `WATCH` set, over the same data).
  *
  * @since 0.1.0
@@ -38,11 +38,12 @@ import {
   RedisConnection
 } from "@effect-falkordb/redis/RedisConnection"
 import {
-  RedisClosed,
-  RedisCommandError,
-  type RedisError,
-  RedisReplyError,
-  RedisTimeout
+  Closed,
+  fromErrorReply,
+  InvalidArgument,
+  NotMultiplexable,
+  RedisError,
+  Timeout
 } from "@effect-falkordb/redis/RedisError"
 import type { Argument, Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
@@ -130,17 +131,17 @@ const toArgument = (argument: Argument, index: number): string | Buffer => {
   if (typeof argument === "bigint") return argument.toString()
   if (typeof argument === "number") {
     if (!Number.isFinite(argument)) {
-      throw new RedisCommandError({
-        reason: "InvalidArgument",
-        message: `argument ${index} is ${argument}, which cannot be sent`
+      throw new RedisError({
+        reason: new InvalidArgument({ message: `argument ${index} is ${argument}, which cannot be sent` })
       })
     }
     return String(argument)
   }
   if (argument instanceof Uint8Array) return Buffer.from(argument.buffer, argument.byteOffset, argument.byteLength)
-  throw new RedisCommandError({
-    reason: "InvalidArgument",
-    message: `argument ${index} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array`
+  throw new RedisError({
+    reason: new InvalidArgument({
+      message: `argument ${index} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array`
+    })
   })
 }
 
@@ -213,12 +214,14 @@ const commandName = (command: Command): string => String(command[0] ?? "").toUpp
 
 const TRANSACTION = new Set(["MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH"])
 
-const refuseShared = (command: Command): RedisCommandError | undefined => {
+const refuseShared = (command: Command): RedisError | undefined => {
   const name = commandName(command)
   if (TRANSACTION.has(name) || CommandKeys.isBlocking(command) || CommandKeys.isConnectionState(command)) {
-    return new RedisCommandError({
-      reason: "NotMultiplexable",
-      message: `${name} changes or holds the connection; run it through withExclusive`
+    return new RedisError({
+      reason: new NotMultiplexable({
+        command: name,
+        message: `${name} changes or holds the connection; run it through withExclusive`
+      })
     })
   }
   return undefined
@@ -228,7 +231,7 @@ let instances = 0
 
 /**
  * Creates the mock connection for the life of the scope. After the scope closes, calls
- * fail with `RedisClosed`.
+ * fail with reason `Closed`.
  *
  * @since 0.1.0
  * @category constructors
@@ -272,28 +275,27 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
   const sharedQueue = lane()
   const sharedLane = (command: Command) => sharedQueue(() => call(shared, command))
 
-  const closedError = () => new RedisClosed({ message: `the mock connection ${target} is closed` })
+  const closedError = () =>
+    new RedisError({ reason: new Closed({ written: false, message: `the mock connection ${target} is closed` }) })
 
   const admit = (command: Command): Effect.Effect<void, RedisError> =>
     Effect.suspend((): Effect.Effect<void, RedisError> => {
       if (closed) return Effect.fail(closedError())
       if (command.length === 0) {
         return Effect.fail(
-          new RedisCommandError({ reason: "InvalidArgument", message: "a command needs at least its name" })
+          new RedisError({ reason: new InvalidArgument({ message: "a command needs at least its name" }) })
         )
       }
       try {
         for (let i = 0; i < command.length; i++) toArgument(command[i]!, i)
       } catch (error) {
-        return Effect.fail(error as RedisCommandError)
+        return Effect.fail(error as RedisError)
       }
       return Effect.void
     })
 
-  const settle = (command: Command, reply: Reply): Effect.Effect<Reply, RedisReplyError> =>
-    reply instanceof ErrorReply
-      ? Effect.fail(new RedisReplyError({ code: reply.code, message: reply.message, command: commandName(command) }))
-      : Effect.succeed(reply)
+  const settle = (command: Command, reply: Reply): Effect.Effect<Reply, RedisError> =>
+    reply instanceof ErrorReply ? Effect.fail(fromErrorReply(reply, commandName(command))) : Effect.succeed(reply)
 
   const withTimeout = <A>(
     effect: Effect.Effect<A, RedisError>,
@@ -306,7 +308,9 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
           orElse: () => {
             const millis = Duration.toMillis(Duration.fromInputUnsafe(timeout))
             return Effect.fail(
-              new RedisTimeout({ written: true, timeout: millis, message: `no reply within ${millis} ms` })
+              new RedisError({
+                reason: new Timeout({ written: true, timeout: millis, message: `no reply within ${millis} ms` })
+              })
             )
           }
         })
@@ -356,7 +360,7 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
     send: (command: Command) => Promise<Reply>,
     commands: ReadonlyArray<Command>,
     options: CommandOptions | undefined,
-    check: (command: Command) => RedisCommandError | undefined
+    check: (command: Command) => RedisError | undefined
   ): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
     Effect.gen(function* () {
       for (const command of commands) {

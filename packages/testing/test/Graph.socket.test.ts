@@ -1,3 +1,4 @@
+import type { RedisError } from "@effect-falkordb/redis/RedisError"
 // The graph client end to end through real loopback sockets. The scriptable RESP test server
 // replays the exact bytes recorded from FalkorDB 4.4.0 and 4.18.11 (or plays a small scripted
 // graph server), and the client runs over the real connection layers: single and multiplexed.
@@ -291,8 +292,8 @@ describe("Graph through real sockets, when the connection fails", () => {
               assert.strictEqual(failed._tag, "Failure")
               if (failed._tag === "Failure") {
                 assert.strictEqual(failed.failure.reason._tag, "Connection")
-                const cause = failed.failure.reason.cause as { readonly _tag: string; readonly written: boolean }
-                assert.strictEqual(cause._tag, "RedisConnectionLost")
+                const cause = failed.failure.reason.cause as RedisError
+                assert.strictEqual(cause.reason._tag, "ConnectionLost")
                 assert.isTrue(cause.written, "the query reached the server: it may have run")
                 assert.isAbove(failed.failure.hint.length, 0)
               }

@@ -55,12 +55,18 @@ const suite = (name: string, connection: Layer.Layer<RedisConnection, unknown>) 
         assert.strictEqual(yield* redis.execute(["INCR", `${key}:n`]), 1)
         yield* redis.execute(["SET", key, "not a number"])
         const notInteger = yield* Effect.flip(redis.execute(["INCR", key]))
-        assert.strictEqual(notInteger._tag, "RedisReplyError")
-        assert.strictEqual(notInteger._tag === "RedisReplyError" && notInteger.code, "ERR")
-        assert.strictEqual(notInteger.message, "ERR value is not an integer or out of range")
+        assert.strictEqual(notInteger.reason._tag, "Reply")
+        assert.strictEqual(notInteger.reason._tag === "Reply" && notInteger.reason.code, "ERR")
+        assert.strictEqual(
+          notInteger.reason._tag === "Reply" && notInteger.reason.serverMessage,
+          "ERR value is not an integer or out of range"
+        )
         const wrongType = yield* Effect.flip(redis.execute(["LPUSH", key, "x"]))
-        assert.strictEqual(wrongType._tag === "RedisReplyError" && wrongType.code, "WRONGTYPE")
-        assert.strictEqual(wrongType.message, "WRONGTYPE Operation against a key holding the wrong kind of value")
+        assert.strictEqual(wrongType.reason._tag === "Reply" && wrongType.reason.code, "WRONGTYPE")
+        assert.strictEqual(
+          wrongType.reason._tag === "Reply" && wrongType.reason.serverMessage,
+          "WRONGTYPE Operation against a key holding the wrong kind of value"
+        )
       })
     )
 
@@ -162,12 +168,12 @@ const suite = (name: string, connection: Layer.Layer<RedisConnection, unknown>) 
       })
     )
 
-    it.effect("an argument that cannot be sent is a RedisCommandError", () =>
+    it.effect("an argument that cannot be sent is an InvalidArgument", () =>
       Effect.gen(function* () {
         const redis = yield* RedisConnection
         const error = yield* Effect.flip(redis.execute(["SET", fresh("nan"), Number.NaN]))
-        assert.strictEqual(error._tag, "RedisCommandError")
-        assert.strictEqual(error._tag === "RedisCommandError" && error.reason, "InvalidArgument")
+        assert.strictEqual(error._tag, "RedisError")
+        assert.strictEqual(error.reason._tag, "InvalidArgument")
       })
     )
   })
@@ -214,7 +220,7 @@ describe("RedisMock only", () => {
     Effect.gen(function* () {
       const redis = yield* RedisMock.make()
       const error = yield* Effect.flip(redis.execute(["GRAPH.QUERY", "g", "RETURN 1"]))
-      assert.strictEqual(error._tag === "RedisReplyError" && error.code, "ERR")
+      assert.strictEqual(error.reason._tag === "Reply" && error.reason.code, "ERR")
       assert.include(error.message, "unknown command 'GRAPH.QUERY'")
       assert.include(error.message, "ioredis-mock does not implement it")
     })
@@ -225,10 +231,10 @@ describe("RedisMock only", () => {
       const redis = yield* RedisMock.make()
       for (const command of [["MULTI"], ["WATCH", "k"], ["BLPOP", "k", "0"], ["SUBSCRIBE", "c"]]) {
         const error = yield* Effect.flip(redis.execute(command))
-        assert.strictEqual(error._tag === "RedisCommandError" && error.reason, "NotMultiplexable")
+        assert.strictEqual(error.reason._tag, "NotMultiplexable")
       }
       const inPipeline = yield* Effect.flip(redis.pipeline([["PING"], ["MULTI"]]))
-      assert.strictEqual(inPipeline._tag, "RedisCommandError")
+      assert.strictEqual(inPipeline._tag, "RedisError")
     })
   )
 
@@ -244,11 +250,11 @@ describe("RedisMock only", () => {
     })
   )
 
-  it.effect("calls after the scope closed fail with RedisClosed", () =>
+  it.effect("calls after the scope closed fail with reason Closed", () =>
     Effect.gen(function* () {
       const redis = yield* Effect.scoped(RedisMock.make())
       const error = yield* Effect.flip(redis.execute(["PING"]))
-      assert.strictEqual(error._tag, "RedisClosed")
+      assert.strictEqual(error.reason._tag, "Closed")
     })
   )
 })

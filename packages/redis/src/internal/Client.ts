@@ -20,7 +20,16 @@ import type {
   PipelineOptions,
   RedisConnection
 } from "../RedisConnection.ts"
-import { RedisClosed, RedisCommandError, type RedisError, RedisTimeout } from "../RedisError.ts"
+import {
+  BatchSpansEngines,
+  BatchTooLarge,
+  Closed,
+  InvalidArgument,
+  NotMultiplexable,
+  RedisError,
+  Timeout,
+  Unsupported
+} from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import * as CommandKeys from "../CommandKeys.ts"
 import { commandName, type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
@@ -34,13 +43,14 @@ const timeoutOf = (options: CommandOptions | undefined, resolved: ResolvedOption
   return Math.max(millis, 0)
 }
 
-const invalidTimeout = (options: CommandOptions | undefined): RedisCommandError | undefined => {
+const invalidTimeout = (options: CommandOptions | undefined): RedisError | undefined => {
   if (options?.timeout === undefined) return undefined
   const decoded = Duration.fromInput(options.timeout)
   if (decoded._tag === "None" || !(Duration.toMillis(decoded.value) > 0)) {
-    return new RedisCommandError({
-      reason: "InvalidArgument",
-      message: `timeout must be a positive duration (got ${String(options.timeout)})`
+    return new RedisError({
+      reason: new InvalidArgument({
+        message: `timeout must be a positive duration (got ${String(options.timeout)})`
+      })
     })
   }
   return undefined
@@ -104,9 +114,12 @@ export const enginePipeline = (
     if (invalid !== undefined) return Effect.fail(invalid)
     if (commands.length > engine.window.size) {
       return Effect.fail(
-        new RedisCommandError({
-          reason: "BatchTooLarge",
-          message: `a batch of ${commands.length} commands can never be admitted: the window is ${engine.window.size}`
+        new RedisError({
+          reason: new BatchTooLarge({
+            commands: commands.length,
+            window: engine.window.size,
+            message: `a batch of ${commands.length} commands can never be admitted: the window is ${engine.window.size}`
+          })
         })
       )
     }
@@ -157,10 +170,12 @@ class RequestFuture<A> implements Future<A> {
         duration: millis,
         orElse: () =>
           Effect.fail(
-            new RedisTimeout({
-              written: request.written,
-              timeout: millis,
-              message: `stopped waiting after ${millis} ms; the command is ${request.written ? "sent and still owed a reply" : "still queued"} and was not cancelled`
+            new RedisError({
+              reason: new Timeout({
+                written: request.written,
+                timeout: millis,
+                message: `stopped waiting after ${millis} ms; the command is ${request.written ? "sent and still owed a reply" : "still queued"} and was not cancelled`
+              })
             })
           )
       })
@@ -196,7 +211,7 @@ export const engineSubmit = (
   })
 
 /** Commands whose replies do not follow the one-request-one-reply rule: never sent by this client. */
-const unsupported = (command: Command): RedisCommandError | undefined => {
+const unsupported = (command: Command): RedisError | undefined => {
   const name = commandName(command)
   const sub = command.length > 1 ? commandName(command.slice(1)) : ""
   if (
@@ -206,25 +221,29 @@ const unsupported = (command: Command): RedisCommandError | undefined => {
     name === "MONITOR" ||
     (name === "CLIENT" && sub === "REPLY")
   ) {
-    return new RedisCommandError({
-      reason: "Unsupported",
-      message: `${name === "CLIENT" ? "CLIENT REPLY" : name} changes how the server replies (pushes or no replies), which this client does not support yet`
+    return new RedisError({
+      reason: new Unsupported({
+        command: name === "CLIENT" ? "CLIENT REPLY" : name,
+        message: `${name === "CLIENT" ? "CLIENT REPLY" : name} changes how the server replies (pushes or no replies), which this client does not support yet`
+      })
     })
   }
   return undefined
 }
 
-const notMultiplexable = (command: Command): RedisCommandError =>
-  new RedisCommandError({
-    reason: "NotMultiplexable",
-    message: `${commandName(command)} changes the state of the connection it runs on, so it cannot run on a shared connection; run it inside withExclusive`
+const notMultiplexable = (command: Command): RedisError =>
+  new RedisError({
+    reason: new NotMultiplexable({
+      command: commandName(command),
+      message: `${commandName(command)} changes the state of the connection it runs on, so it cannot run on a shared connection; run it inside withExclusive`
+    })
   })
 
 /**
  * A batch may carry balanced MULTI … EXEC/DISCARD transactions (contiguous on the wire, so
  * they are safe on a shared connection); any other state-changing command is refused.
  */
-const batchStateProblem = (commands: ReadonlyArray<Command>): RedisCommandError | undefined => {
+const batchStateProblem = (commands: ReadonlyArray<Command>): RedisError | undefined => {
   let open = false
   for (const command of commands) {
     const problem = unsupported(command)
@@ -236,9 +255,11 @@ const batchStateProblem = (commands: ReadonlyArray<Command>): RedisCommandError 
     else return notMultiplexable(command)
   }
   if (open) {
-    return new RedisCommandError({
-      reason: "NotMultiplexable",
-      message: "the batch opens a MULTI without its EXEC or DISCARD; a transaction must be complete inside one batch"
+    return new RedisError({
+      reason: new NotMultiplexable({
+        command: "MULTI",
+        message: "the batch opens a MULTI without its EXEC or DISCARD; a transaction must be complete inside one batch"
+      })
     })
   }
   return undefined
@@ -291,7 +312,7 @@ const outlastsStall = (options: CommandOptions | undefined, resolved: ResolvedOp
 interface Router {
   readonly forCommand: (command: Command) => Engine
   /** The engine of a batch, or the error naming the keys and engines it spans. */
-  readonly forBatch: (commands: ReadonlyArray<Command>) => Engine | RedisCommandError
+  readonly forBatch: (commands: ReadonlyArray<Command>) => Engine | RedisError
 }
 
 /**
@@ -300,7 +321,7 @@ interface Router {
  */
 const sharedService = (resolved: ResolvedOptions, router: Router, info: ConnectionInfo): Service => {
   const exclusive = withExclusive(resolved)
-  const refusal = (command: Command): RedisCommandError | undefined => {
+  const refusal = (command: Command): RedisError | undefined => {
     const invalid = validateCommand(command)
     if (invalid !== undefined) return invalid
     // Every unsupported command is also a connection-state one: one table lookup for the rest.
@@ -325,17 +346,21 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
         if (refused !== undefined) return Effect.fail(refused)
         if (outlastsStall(options, resolved)) {
           return Effect.fail(
-            new RedisCommandError({
-              reason: "NotMultiplexable",
-              message: `a timeout of ${timeoutOf(options, resolved)} ms is at or above stallTimeout (${resolved.stallTimeout} ms), so it cannot ride the shared pipe; use execute (diverted to an exclusive connection) or withExclusive`
+            new RedisError({
+              reason: new NotMultiplexable({
+                command: commandName(command),
+                message: `a timeout of ${timeoutOf(options, resolved)} ms is at or above stallTimeout (${resolved.stallTimeout} ms), so it cannot ride the shared pipe; use execute (diverted to an exclusive connection) or withExclusive`
+              })
             })
           )
         }
         if (CommandKeys.isBlocking(command)) {
           return Effect.fail(
-            new RedisCommandError({
-              reason: "NotMultiplexable",
-              message: `${commandName(command)} blocks its connection, so it cannot be submitted on the shared pipe; use execute (it is diverted to an exclusive connection) or withExclusive`
+            new RedisError({
+              reason: new NotMultiplexable({
+                command: commandName(command),
+                message: `${commandName(command)} blocks its connection, so it cannot be submitted on the shared pipe; use execute (it is diverted to an exclusive connection) or withExclusive`
+              })
             })
           )
         }
@@ -353,7 +378,7 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
           return exclusive((connection) => connection.pipeline(commands, options))
         }
         const engine = router.forBatch(commands)
-        if (engine instanceof RedisCommandError) {
+        if (engine instanceof RedisError) {
           if (options?.exclusiveFallback === true) {
             return exclusive((connection) => connection.pipeline(commands, options))
           }
@@ -435,9 +460,10 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
               else if (chosen !== index) spans = true
             }
             if (spans) {
-              return new RedisCommandError({
-                reason: "BatchSpansEngines",
-                message: `the batch's keys map to different engines (${placements.join(", ")}); keep them on one engine with a hash tag such as {user1}:a and {user1}:b, or pass { exclusiveFallback: true }`
+              return new RedisError({
+                reason: new BatchSpansEngines({
+                  message: `the batch's keys map to different engines (${placements.join(", ")}); keep them on one engine with a hash tag such as {user1}:a and {user1}:b, or pass { exclusiveFallback: true }`
+                })
               })
             }
             return chosen === undefined ? roundRobin() : engines[chosen]
@@ -482,7 +508,12 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
   )
   const track = <A>(effect: Effect.Effect<A, RedisError>): Effect.Effect<A, RedisError> =>
     Effect.suspend(() => {
-      if (closing) return Effect.fail(new RedisClosed({ message: `the client of ${resolved.target} is closed` }))
+      if (closing)
+        return Effect.fail(
+          new RedisError({
+            reason: new Closed({ written: false, message: `the client of ${resolved.target} is closed` })
+          })
+        )
       active++
       return Effect.ensuring(
         effect,
@@ -511,10 +542,12 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
               duration: timeout,
               orElse: () =>
                 Effect.fail(
-                  new RedisTimeout({
-                    written: false,
-                    timeout,
-                    message: `no pooled connection to ${resolved.target} became free within ${timeout} ms (size ${size}); the command was not sent`
+                  new RedisError({
+                    reason: new Timeout({
+                      written: false,
+                      timeout,
+                      message: `no pooled connection to ${resolved.target} became free within ${timeout} ms (size ${size}); the command was not sent`
+                    })
                   })
                 )
             }),
@@ -527,7 +560,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
     })
   const exclusive = withExclusive(resolved)
   // State set on a pooled connection would leak to the next borrower.
-  const pooledRefusal = (command: Command): RedisCommandError | undefined =>
+  const pooledRefusal = (command: Command): RedisError | undefined =>
     validateCommand(command) ??
     unsupported(command) ??
     (CommandKeys.isConnectionState(command) ? notMultiplexable(command) : undefined)
@@ -558,7 +591,10 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
     submit: (command, options) =>
       Effect.gen(function* () {
-        if (closing) return yield* new RedisClosed({ message: `the client of ${resolved.target} is closed` })
+        if (closing)
+          return yield* new RedisError({
+            reason: new Closed({ written: false, message: `the client of ${resolved.target} is closed` })
+          })
         const refused = pooledRefusal(command)
         if (refused !== undefined) return yield* refused
         const scope = yield* Scope.make()

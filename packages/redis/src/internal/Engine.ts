@@ -33,14 +33,14 @@ import * as Net from "node:net"
 import * as Tls from "node:tls"
 import { FullDuplexWindow } from "../FullDuplexWindow.ts"
 import {
-  RedisClosed,
-  RedisCommandError,
-  RedisConnectionLost,
-  type RedisError,
-  RedisOffline,
-  RedisProtocolError,
-  RedisReplyError,
-  RedisTimeout
+  Closed,
+  ConnectionLost,
+  InvalidArgument,
+  Offline,
+  Protocol,
+  fromErrorReply,
+  RedisError,
+  Timeout
 } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import { RingBuffer } from "./RingBuffer.ts"
@@ -51,6 +51,10 @@ const SETTLED = 2
 const ABANDONED = 3
 
 const textDecoder = new TextDecoder()
+
+/** Backoff of the readiness probe while the server loads its dataset: 10 ms doubling to 100 ms. */
+const LOADING_FIRST_DELAY = 10
+const LOADING_MAX_DELAY = 100
 
 /** The fewest queued requests a caller writes itself under load (see `enqueue`). */
 const EAGER_MIN = 32
@@ -64,10 +68,10 @@ export const commandName = (command: Command): string => {
 }
 
 /** Checks arguments before admission, so an encoding failure never reaches the writer. */
-export const validateCommand = (command: Command, index?: number): RedisCommandError | undefined => {
+export const validateCommand = (command: Command, index?: number): RedisError | undefined => {
   const where = index === undefined ? "" : ` (command ${index} of the batch)`
   if (!Array.isArray(command) || command.length === 0) {
-    return new RedisCommandError({ reason: "InvalidArgument", message: `a command needs at least its name${where}` })
+    return new RedisError({ reason: new InvalidArgument({ message: `a command needs at least its name${where}` }) })
   }
   for (let i = 0; i < command.length; i++) {
     const argument: unknown = command[i]
@@ -77,15 +81,17 @@ export const validateCommand = (command: Command, index?: number): RedisCommandE
         continue
       case "number":
         if (Number.isFinite(argument)) continue
-        return new RedisCommandError({
-          reason: "InvalidArgument",
-          message: `argument ${i} of ${commandName(command)} is ${argument}, which cannot be sent${where}`
+        return new RedisError({
+          reason: new InvalidArgument({
+            message: `argument ${i} of ${commandName(command)} is ${argument}, which cannot be sent${where}`
+          })
         })
       default:
         if (argument instanceof Uint8Array) continue
-        return new RedisCommandError({
-          reason: "InvalidArgument",
-          message: `argument ${i} of ${commandName(command)} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array${where}`
+        return new RedisError({
+          reason: new InvalidArgument({
+            message: `argument ${i} of ${commandName(command)} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array${where}`
+          })
         })
     }
   }
@@ -174,10 +180,12 @@ class Connection {
       this.flushSettled()
       if (error !== undefined) {
         this.fatal(
-          new RedisProtocolError({
-            message: `malformed reply from ${engine.options.target}: ${error.message}`,
-            offset: error.offset,
-            cause: error
+          new RedisError({
+            reason: new Protocol({
+              message: `malformed reply from ${engine.options.target}: ${error.message}`,
+              offset: error.offset,
+              cause: error
+            })
           })
         )
       }
@@ -185,10 +193,12 @@ class Connection {
     socket.on("drain", () => this.wakeDrain())
     socket.on("error", (cause) => {
       if (this.failure === undefined) {
-        this.failure = new RedisConnectionLost({
-          written: true,
-          message: `connection to ${engine.options.target} failed: ${cause.message}`,
-          cause
+        this.failure = new RedisError({
+          reason: new ConnectionLost({
+            written: true,
+            message: `connection to ${engine.options.target} failed: ${cause.message}`,
+            cause
+          })
         })
       }
     })
@@ -202,8 +212,10 @@ class Connection {
     const request = this.inflight.peek()
     if (request === undefined) {
       this.fatal(
-        new RedisProtocolError({
-          message: `${this.engine.options.target} sent a reply no command was waiting for; the connection was reset`
+        new RedisError({
+          reason: new Protocol({
+            message: `${this.engine.options.target} sent a reply no command was waiting for; the connection was reset`
+          })
         })
       )
       return
@@ -269,9 +281,11 @@ class Connection {
     this.wakeDrain()
     const failure =
       this.failure ??
-      new RedisConnectionLost({
-        written: true,
-        message: `connection to ${this.engine.options.target} closed by the server`
+      new RedisError({
+        reason: new ConnectionLost({
+          written: true,
+          message: `connection to ${this.engine.options.target} closed by the server`
+        })
       })
     for (const request of this.inflight.drain()) this.engine.fail(request, failure)
     Deferred.doneUnsafe(this.closed, Exit.void)
@@ -296,8 +310,8 @@ const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): st
   }
 }
 
-const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisOffline> =>
-  Effect.callback<Net.Socket, RedisOffline>((resume) => {
+const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisError> =>
+  Effect.callback<Net.Socket, RedisError>((resume) => {
     const address = options.address
     const socket =
       options.tls !== undefined && address._tag === "Tcp"
@@ -305,7 +319,7 @@ const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisOf
         : address._tag === "Tcp"
           ? Net.connect({ host: address.host, port: address.port })
           : Net.connect({ path: address.path })
-    const settle = (result: Effect.Effect<Net.Socket, RedisOffline>) => {
+    const settle = (result: Effect.Effect<Net.Socket, RedisError>) => {
       clearTimeout(timer)
       socket.removeListener("error", onError)
       resume(result)
@@ -314,9 +328,11 @@ const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisOf
       socket.destroy()
       settle(
         Effect.fail(
-          new RedisOffline({
-            message: `could not connect to ${options.target}: ${cause.message}${connectHint(options, cause)}`,
-            cause
+          new RedisError({
+            reason: new Offline({
+              message: `could not connect to ${options.target}: ${cause.message}${connectHint(options, cause)}`,
+              cause
+            })
           })
         )
       )
@@ -325,8 +341,10 @@ const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisOf
       socket.destroy()
       settle(
         Effect.fail(
-          new RedisOffline({
-            message: `could not connect to ${options.target} within ${options.connectTimeout} ms (connectTimeout)${options.tls !== undefined ? "; the TLS handshake did not complete: if the server does not speak TLS on this port, use redis:// instead of rediss://" : ""}`
+          new RedisError({
+            reason: new Offline({
+              message: `could not connect to ${options.target} within ${options.connectTimeout} ms (connectTimeout)${options.tls !== undefined ? "; the TLS handshake did not complete: if the server does not speak TLS on this port, use redis:// instead of rediss://" : ""}`
+            })
           })
         )
       )
@@ -356,8 +374,9 @@ const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
   }
   if (options.database !== 0) commands.push(["SELECT", options.database])
   if (options.clientName !== undefined) commands.push(["CLIENT", "SETNAME", options.clientName])
-  // Always at least one round trip: a peer that is not Redis (or expects TLS) is caught here.
-  if (commands.length === 0) commands.push(["PING"])
+  // The readiness probe, last: a server loading its dataset answers it with -LOADING (and
+  // a peer that is not Redis, or expects TLS, is caught here).
+  commands.push(["PING"])
   return commands
 }
 
@@ -373,8 +392,15 @@ export class Engine {
   closing = false
   /** Why the last connect attempt failed, for the messages of commands that never got out. */
   lastError: RedisError | undefined = undefined
+  /** When the connection was lost, while disconnected. */
+  private offlineSince: number | undefined = undefined
+  private offlineTimer: ReturnType<typeof setTimeout> | undefined = undefined
+  /** The outage outlasted `offlineTimeout`: commands fail with `Offline` until a reconnect. */
+  private offlineExpired = false
   /** Successful connects, the first one included. */
   connects = 0
+  /** Readiness probes answered with `-LOADING` (the server was loading its dataset). */
+  loadingProbes = 0
   /** Requests offered to the queue and not yet taken by the writer. */
   private queued = 0
   private readonly defaultDeadlines = new RingBuffer<Request>()
@@ -397,19 +423,46 @@ export class Engine {
   // admission
 
   refusal(): RedisError | undefined {
-    if (this.closing) {
-      return new RedisClosed({ message: `the client of ${this.options.target} is closed` })
-    }
+    if (this.closing) return this.closedError(false, "is closed")
+    if (this.offlineExpired && !this.online) return this.offline()
     if (this.options.offlineQueue === "failFast" && !this.online) return this.offline()
     return undefined
   }
 
-  private offline(): RedisOffline {
+  private offline(): RedisError {
     const cause = this.lastError
-    return new RedisOffline({
-      message: `${this.options.target} is not connected${cause === undefined ? "" : `: ${cause.message}`}`,
-      cause
+    const since =
+      this.offlineSince === undefined
+        ? ""
+        : ` for ${Math.round(performance.now() - this.offlineSince)} ms${this.offlineExpired ? ` (offlineTimeout ${this.options.offlineTimeout} ms)` : ""}`
+    return new RedisError({
+      reason: new Offline({
+        message: `${this.options.target} is not connected${since}${cause === undefined ? "" : `: ${cause.reason.message}`}`,
+        cause
+      })
     })
+  }
+
+  /**
+   * While disconnected, unwritten commands wait for the reconnect at most `offlineTimeout`:
+   * then they fail with `Offline`, and so does every new command until a connection is back.
+   */
+  private startOfflineTimer(): void {
+    if (this.offlineSince === undefined) this.offlineSince = performance.now()
+    if (this.offlineTimer !== undefined || this.options.offlineTimeout === Number.POSITIVE_INFINITY) return
+    this.offlineTimer = setTimeout(() => {
+      this.offlineTimer = undefined
+      if (this.online || this.closing) return
+      this.offlineExpired = true
+      this.failUnwritten(this.offline())
+    }, this.options.offlineTimeout)
+  }
+
+  private clearOfflineTimer(): void {
+    if (this.offlineTimer !== undefined) clearTimeout(this.offlineTimer)
+    this.offlineTimer = undefined
+    this.offlineExpired = false
+    this.offlineSince = undefined
   }
 
   /** Admits a request: window permits, then the queue. Fails only with a refusal or a timeout. */
@@ -426,18 +479,21 @@ export class Engine {
       duration: request.timeout,
       orElse: () =>
         Effect.fail(
-          new RedisTimeout({
-            written: false,
-            timeout: request.timeout,
-            message: `no room in the window of ${this.options.target} (${this.window.size} commands in flight) within ${request.timeout} ms; the command was not sent`
+          new RedisError({
+            reason: new Timeout({
+              written: false,
+              timeout: request.timeout,
+              message: `no room in the window of ${this.options.target} (${this.window.size} commands in flight) within ${request.timeout} ms; the command was not sent`
+            })
           })
         )
     })
   }
 
   enqueue(request: Request): void {
-    if (this.closing) {
-      this.fail(request, new RedisClosed({ message: `the client of ${this.options.target} is closed` }))
+    if (this.closing || this.offlineExpired) {
+      // Admitted after a wait for the window, while closing or after the offline bound.
+      this.fail(request, this.refusal() ?? this.closedError(false, "is closed"))
       return
     }
     if (request.timeout !== Number.POSITIVE_INFINITY) {
@@ -510,9 +566,7 @@ export class Engine {
     if (request.batch) {
       exit = Exit.succeed(request.replies ?? [reply])
     } else if (reply instanceof ErrorReply) {
-      exit = Exit.fail(
-        new RedisReplyError({ code: reply.code, message: reply.message, command: commandName(request.commands[0]) })
-      )
+      exit = Exit.fail(fromErrorReply(reply, commandName(request.commands[0])))
     } else {
       exit = Exit.succeed(reply)
     }
@@ -537,12 +591,14 @@ export class Engine {
     if (!written) request.state = ABANDONED
     request.complete(
       Exit.fail(
-        new RedisTimeout({
-          written,
-          timeout: request.timeout,
-          message: written
-            ? `no reply from ${this.options.target} within ${request.timeout} ms; the command was sent and may still run`
-            : `not sent to ${this.options.target} within ${request.timeout} ms${this.online ? "" : ` (disconnected${this.lastError === undefined ? "" : `: ${this.lastError.message}`})`}`
+        new RedisError({
+          reason: new Timeout({
+            written,
+            timeout: request.timeout,
+            message: written
+              ? `no reply from ${this.options.target} within ${request.timeout} ms; the command was sent and may still run`
+              : `not sent to ${this.options.target} within ${request.timeout} ms${this.online ? "" : ` (disconnected${this.lastError === undefined ? "" : `: ${this.lastError.message}`})`}`
+          })
         })
       )
     )
@@ -562,9 +618,11 @@ export class Engine {
       now - connection.lastByteAt >= this.options.stallTimeout
     ) {
       connection.fatal(
-        new RedisConnectionLost({
-          written: true,
-          message: `no byte from ${this.options.target} for ${this.options.stallTimeout} ms while ${connection.inflight.length} commands were owed (stallTimeout); the connection was replaced and the commands may have run`
+        new RedisError({
+          reason: new ConnectionLost({
+            written: true,
+            message: `no byte from ${this.options.target} for ${this.options.stallTimeout} ms while ${connection.inflight.length} commands were owed (stallTimeout); the connection was replaced and the commands may have run`
+          })
         })
       )
     }
@@ -666,40 +724,94 @@ export class Engine {
   // ---------------------------------------------------------------------------
   // connection life
 
-  /** Connects and handshakes; the connection is ready for user commands when this succeeds. */
+  /**
+   * Connects and handshakes; the connection is ready for user commands when this succeeds.
+   * The whole of it (TCP, TLS, handshake, waiting for a loading server) fits in
+   * `connectTimeout`. User commands wait meanwhile: they reach only a ready connection.
+   */
   readonly connect: Effect.Effect<Connection, RedisError> = Effect.gen({ self: this }, function* () {
+    const deadline = performance.now() + this.options.connectTimeout
     const socket = yield* openSocket(this.options)
     const connection = new Connection(socket, this)
-    const commands = handshakeCommands(this.options)
-    const handshake = new Request(commands, true, 0, this.options.connectTimeout)
-    handshake.state = WRITTEN
-    connection.inflight.push(handshake)
-    connection.write(encodeCommands(commands))
-    const replies = yield* Deferred.await(handshake.deferred as Deferred.Deferred<Array<Reply>, RedisError>).pipe(
-      Effect.timeoutOrElse({
-        duration: this.options.connectTimeout,
-        orElse: () =>
-          Effect.fail(
-            new RedisOffline({
-              message: `${this.options.target} accepted the connection but did not answer the handshake within ${this.options.connectTimeout} ms${this.options.tls === undefined ? " (is it a TLS port? then use rediss://)" : ""}`
-            })
-          )
-      }),
-      Effect.onError(() => Effect.sync(() => connection.fatal(new RedisOffline({ message: "handshake failed" }))))
+    yield* this.handshake(connection, deadline).pipe(
+      Effect.onError(() =>
+        Effect.sync(() => connection.fatal(new RedisError({ reason: new Offline({ message: "handshake failed" }) })))
+      )
     )
-    for (let i = 0; i < replies.length; i++) {
-      const reply = replies[i]
-      if (reply instanceof ErrorReply) {
-        connection.fatal(new RedisOffline({ message: "handshake failed" }))
-        return yield* new RedisReplyError({
-          code: reply.code,
-          message: `handshake with ${this.options.target} failed at ${commandName(commands[i])}: ${reply.message}`,
-          command: commandName(commands[i])
-        })
-      }
-    }
     return connection
   })
+
+  /** Sends a batch on a connection that is not ready yet and waits for its replies until `deadline`. */
+  private exchange(
+    connection: Connection,
+    commands: Array<Command>,
+    deadline: number
+  ): Effect.Effect<Array<Reply>, RedisError> {
+    const request = new Request(commands, true, 0, this.options.connectTimeout)
+    request.state = WRITTEN
+    connection.inflight.push(request)
+    connection.write(encodeCommands(commands))
+    return Deferred.await(request.deferred as Deferred.Deferred<Array<Reply>, RedisError>).pipe(
+      Effect.timeoutOrElse({
+        duration: Math.max(0, deadline - performance.now()),
+        orElse: () =>
+          Effect.fail(
+            new RedisError({
+              reason: new Offline({
+                message: `${this.options.target} accepted the connection but did not answer the handshake within ${this.options.connectTimeout} ms${this.options.tls === undefined ? " (is it a TLS port? then use rediss://)" : ""}`
+              })
+            })
+          )
+      })
+    )
+  }
+
+  /**
+   * AUTH/HELLO, SELECT, CLIENT SETNAME, then a PING as the readiness probe: those three are
+   * allowed while the server loads its dataset (they would succeed on a server that refuses
+   * every user command with `-LOADING`), PING is not. While the probe answers `-LOADING`
+   * the probe is repeated with a short bounded backoff; past the deadline the connect fails
+   * with reason `Offline` and the supervisor tries again later.
+   */
+  private handshake(connection: Connection, deadline: number): Effect.Effect<void, RedisError> {
+    return Effect.gen({ self: this }, function* () {
+      const commands = handshakeCommands(this.options)
+      const replies = yield* this.exchange(connection, commands, deadline)
+      for (let i = 0; i < replies.length - 1; i++) {
+        const reply = replies[i]
+        if (reply instanceof ErrorReply) {
+          return yield* fromErrorReply(
+            reply,
+            commandName(commands[i]),
+            `handshake with ${this.options.target} failed at ${commandName(commands[i])}: ${reply.message}`
+          )
+        }
+      }
+      let probe = replies[replies.length - 1]
+      let delay = LOADING_FIRST_DELAY
+      while (probe instanceof ErrorReply && probe.code === "LOADING") {
+        this.loadingProbes++
+        const left = deadline - performance.now()
+        if (left <= delay) {
+          return yield* new RedisError({
+            reason: new Offline({
+              message: `${this.options.target} was still loading its dataset after ${this.options.connectTimeout} ms (connectTimeout); commands wait for a later reconnect`
+            })
+          })
+        }
+        yield* Effect.sleep(delay)
+        delay = Math.min(delay * 2, LOADING_MAX_DELAY)
+        probe = (yield* this.exchange(connection, [["PING"]], deadline))[0]
+      }
+      if (probe instanceof ErrorReply) {
+        return yield* fromErrorReply(
+          probe,
+          "PING",
+          `handshake with ${this.options.target} failed at PING: ${probe.message}`
+        )
+      }
+    })
+  }
 
   private backoff(attempt: number): number {
     const base = Math.min(this.options.reconnectMaxDelay, this.options.reconnectBaseDelay * 2 ** Math.min(attempt, 30))
@@ -707,57 +819,81 @@ export class Engine {
   }
 
   /** Runs the connection lifecycle forever, starting from an established connection. */
-  supervise(initial: Connection): Effect.Effect<never> {
-    return Effect.gen({ self: this }, function* () {
-      let connection: Connection | undefined = initial
-      let attempt = 0
-      for (;;) {
-        if (connection !== undefined) {
-          this.connects++
-          this.connection = connection
-          Deferred.doneUnsafe(this.ready, Exit.void)
-          yield* Deferred.await(connection.closed)
-          this.ready = Deferred.makeUnsafe()
-          this.connection = undefined
-          if (this.closing) return yield* Effect.never
-          if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
-          // A connection that did work earns an immediate reconnect; one that died at once backs off.
-          attempt = connection.replies > 1 ? 0 : attempt + 1
-          connection = undefined
-          if (attempt > 0) yield* Effect.sleep(this.backoff(attempt))
+  /** Makes a handshaken connection the one user commands go to. */
+  install(connection: Connection): void {
+    this.connects++
+    this.connection = connection
+    this.lastError = undefined
+    this.clearOfflineTimer()
+    Deferred.doneUnsafe(this.ready, Exit.void)
+  }
+
+  /**
+   * Runs the connection lifecycle forever, starting from the installed connection: waits
+   * for its loss, then reconnects (with backoff) and installs the next one.
+   */
+  readonly supervise: Effect.Effect<never> = Effect.gen({ self: this }, function* () {
+    let attempt = 0
+    for (;;) {
+      const connection = this.connection
+      if (connection !== undefined) {
+        yield* Deferred.await(connection.closed)
+        this.ready = Deferred.makeUnsafe()
+        this.connection = undefined
+        if (this.closing) {
+          // Nothing will be sent any more: the close need not wait for these.
+          this.failUnwritten(this.closedError(false, "closed while disconnected; the command was never sent"))
+          return yield* Effect.never
         }
-        const next = yield* Effect.exit(this.connect)
-        if (Exit.isSuccess(next)) {
-          connection = next.value
-          if (this.closing) {
-            connection.fatal(new RedisClosed({ message: `the client of ${this.options.target} is closed` }))
-            return yield* Effect.never
-          }
-          this.lastError = undefined
-        } else {
-          const error = Cause.findErrorOption(next.cause)
-          this.lastError = Option.isSome(error) ? error.value : this.offline()
-          if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
-          attempt++
-          yield* Effect.sleep(this.backoff(attempt))
-        }
+        if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
+        else this.startOfflineTimer()
+        // A connection that did work earns an immediate reconnect; one that died at once backs off.
+        attempt = connection.replies > 1 ? 0 : attempt + 1
+        if (attempt > 0) yield* Effect.sleep(this.backoff(attempt))
       }
+      const next = yield* Effect.exit(this.connect)
+      if (Exit.isSuccess(next)) {
+        if (this.closing) {
+          next.value.fatal(this.closedError(false, "is closed"))
+          return yield* Effect.never
+        }
+        this.install(next.value)
+      } else {
+        const error = Cause.findErrorOption(next.cause)
+        this.lastError = Option.isSome(error) ? error.value : this.offline()
+        if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
+        attempt++
+        yield* Effect.sleep(this.backoff(attempt))
+      }
+    }
+  })
+
+  /** A `Closed` error for a command that was (`written`) or was not sent. */
+  closedError(written: boolean, detail: string): RedisError {
+    return new RedisError({
+      reason: new Closed({ written, message: `the client of ${this.options.target} ${detail}` })
     })
   }
 
-  /** Stops admitting, waits for what is owed (bounded), then closes and fails the rest. */
+  /**
+   * Stops admitting, waits for what is owed (bounded by `closeTimeout`), then closes and
+   * fails the rest. Commands that cannot complete (no connection to send them on) fail at
+   * once instead of running out `closeTimeout`.
+   */
   readonly close: Effect.Effect<void> = Effect.gen({ self: this }, function* () {
     this.closing = true
+    this.clearOfflineTimer()
+    if (!this.online)
+      this.failUnwritten(this.closedError(false, "closed while disconnected; the command was never sent"))
     if (this.window.inUse > 0) {
       yield* Effect.timeoutOption(this.window.awaitIdle, this.options.closeTimeout)
     }
-    const closed = new RedisClosed({
-      message: `the client of ${this.options.target} closed before the reply arrived (closeTimeout ${this.options.closeTimeout} ms)`
-    })
-    this.failUnwritten(closed)
+    this.failUnwritten(this.closedError(false, "closed before the command was sent"))
     const connection = this.connection
     if (connection !== undefined) {
-      connection.fatal(closed)
+      connection.fatal(
+        this.closedError(true, `closed before the reply arrived (closeTimeout ${this.options.closeTimeout} ms)`)
+      )
       yield* Deferred.await(connection.closed)
     }
     if (this.sweeper !== undefined) clearInterval(this.sweeper)
@@ -776,8 +912,9 @@ const EMPTY_COMMANDS: ReadonlyArray<Command> = []
 export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, RedisError, Scope.Scope> =>
   Effect.gen(function* () {
     const engine = new Engine(options, yield* Queue.unbounded<Request>())
-    const first = yield* engine.connect
-    yield* Effect.forkScoped(engine.supervise(first))
+    // Installed before any fiber runs, so a close that comes at once still finds (and closes) it.
+    engine.install(yield* engine.connect)
+    yield* Effect.forkScoped(engine.supervise)
     yield* Effect.forkScoped(engine.writer)
     // Added after the fibers, so it runs first on close: the fibers still serve the drain.
     yield* Effect.addFinalizer(() => engine.close)
