@@ -22,9 +22,11 @@ import * as Layer from "effect/Layer"
 import { type FalkorError, fromRedis } from "./FalkorError.ts"
 import * as Graph from "./Graph.ts"
 import { malformed } from "./internal/errors.ts"
+import * as GraphInfo from "./GraphInfo.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
 import { isOk, parseConfig, parseList } from "./internal/Replies.ts"
 import { SchemaCache } from "./internal/SchemaCache.ts"
+import * as Udf from "./Udf.ts"
 
 /**
  * The client.
@@ -48,6 +50,12 @@ export class FalkorDB extends Context.Service<
     ) => Effect.Effect<ReadonlyArray<readonly [string, number | bigint | string | boolean]>, FalkorError>
     /** `GRAPH.CONFIG SET <name> <value>`. */
     readonly configSet: (name: string, value: string | number) => Effect.Effect<void, FalkorError>
+    /** JavaScript UDF libraries (`GRAPH.UDF`): load, list, delete, flush. Server-wide. */
+    readonly udf: Udf.Udf
+    /** `GRAPH.INFO [section …]`, typed. */
+    readonly info: (
+      sections?: ReadonlyArray<GraphInfo.Section | (string & {})>
+    ) => Effect.Effect<GraphInfo.Info, FalkorError>
     /** The connection underneath, for plain Redis commands. */
     readonly connection: RedisConnection.RedisConnection["Service"]
   }
@@ -91,6 +99,8 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
     )
   return FalkorDB.of({
     connection,
+    udf: Udf.make(connection),
+    info: (sections) => GraphInfo.info(connection, sections),
     graph: (name) => {
       let graph = graphs.get(name)
       if (graph === undefined) {

@@ -16,8 +16,12 @@ import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Algorithms from "./Algorithms.ts"
+import * as Batch from "./Batch.ts"
+import * as Constraints from "./Constraints.ts"
 import type * as Cypher from "./Cypher.ts"
 import { FalkorError, InvalidArgument, RowDecode } from "./FalkorError.ts"
 import type { SchemaKind } from "./internal/CompactReply.ts"
@@ -26,7 +30,10 @@ import * as QueryPath from "./internal/QueryPath.ts"
 import type { QueryCommand } from "./internal/QueryPath.ts"
 import { isOk, parseMemoryUsage, parsePlan, parseSlowlog } from "./internal/Replies.ts"
 import type { SchemaCache } from "./internal/SchemaCache.ts"
+import * as Indexes from "./Indexes.ts"
+import * as Procedures from "./Procedures.ts"
 import { Header, type Row } from "./Row.ts"
+import * as Search from "./Search.ts"
 
 /**
  * Per-query options.
@@ -236,6 +243,26 @@ export interface Graph {
    * clears it itself on its own `delete` and `copy`; see `schemaVersionCheck`).
    */
   readonly clearSchema: () => Effect.Effect<void>
+  /** Range, full-text and vector indexes: create, drop, list, await operational. */
+  readonly indexes: Indexes.Indexes
+  /** Unique and mandatory constraints: create, drop, list, await operational. */
+  readonly constraints: Constraints.Constraints
+  /** Procedure calls with arguments as parameters: `call`, `stream`, `callAs`. */
+  readonly procedures: Procedures.Procedures
+  /** `CALL procedure(args) [YIELD …]`: the same as `procedures.call`. */
+  readonly call: Procedures.Procedures["call"]
+  /** Typed built-in algorithms (BFS, shortest paths, PageRank, WCC, …) and catalogues. */
+  readonly algorithms: Algorithms.Algorithms
+  /** Vector and full-text search. */
+  readonly search: Search.Search
+  /**
+   * Several queries written back to back on one connection, each with its own result or
+   * error (`Result`); only a connection failure fails the whole batch.
+   */
+  readonly batch: (
+    queries: ReadonlyArray<Batch.BatchQuery>,
+    options?: Batch.BatchOptions
+  ) => Effect.Effect<ReadonlyArray<Result.Result<QueryResult, FalkorError>>, FalkorError>
 }
 
 /**
@@ -396,9 +423,37 @@ export const make = (
       }
     )
 
+  // The helper groups are made on first use: most graphs never touch them.
+  let indexes: Indexes.Indexes | undefined
+  let constraints: Constraints.Constraints | undefined
+  let procedures: Procedures.Procedures | undefined
+  let algorithms: Algorithms.Algorithms | undefined
+  let search: Search.Search | undefined
   const graph: Graph = {
     name,
     schema,
+    get indexes() {
+      indexes ??= Indexes.make(graph)
+      return indexes
+    },
+    get constraints() {
+      constraints ??= Constraints.make(graph, connection)
+      return constraints
+    },
+    get procedures() {
+      procedures ??= Procedures.make(graph)
+      return procedures
+    },
+    call: (procedure, args, callOptions) => graph.procedures.call(procedure, args, callOptions),
+    get algorithms() {
+      algorithms ??= Algorithms.make(graph)
+      return algorithms
+    },
+    get search() {
+      search ??= Search.make(graph)
+      return search
+    },
+    batch: (queries, batchOptions) => Batch.run(graph, connection, queries, batchOptions),
     query: runQuery("GRAPH.QUERY", "Graph.query"),
     roQuery: runQuery("GRAPH.RO_QUERY", "Graph.roQuery"),
     stream,

@@ -3,6 +3,12 @@
  */
 
 /** @since 0.1.0 */
+export * as Algorithms from "./Algorithms.ts"
+/** @since 0.1.0 */
+export * as Batch from "./Batch.ts"
+/** @since 0.1.0 */
+export * as Constraints from "./Constraints.ts"
+/** @since 0.1.0 */
 export * as Cypher from "./Cypher.ts"
 /** @since 0.1.0 */
 export * as FalkorDB from "./FalkorDB.ts"
@@ -11,8 +17,20 @@ export * as FalkorError from "./FalkorError.ts"
 /** @since 0.1.0 */
 export * as Graph from "./Graph.ts"
 /** @since 0.1.0 */
+export * as GraphInfo from "./GraphInfo.ts"
+/** @since 0.1.0 */
+export * as Identifier from "./Identifier.ts"
+/** @since 0.1.0 */
+export * as Indexes from "./Indexes.ts"
+/** @since 0.1.0 */
+export * as Procedures from "./Procedures.ts"
+/** @since 0.1.0 */
 export * as Row from "./Row.ts"
 /** @since 0.1.0 */
+export * as Search from "./Search.ts"
+/** @since 0.1.0 */
 export * as Temporal from "./Temporal.ts"
+/** @since 0.1.0 */
+export * as Udf from "./Udf.ts"
 /** @since 0.1.0 */
 export * as Value from "./Value.ts"

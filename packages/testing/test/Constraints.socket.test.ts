@@ -27,7 +27,7 @@ describe("Constraints over recorded replies (constraint-lifecycle)", () => {
     Effect.gen(function* () {
       const run = yield* withReplay(g, (db) =>
         Effect.gen(function* () {
-          const constraints = Constraints.make(db.graph(g), db.connection)
+          const constraints = db.graph(g).constraints
           const pending = yield* constraints.create(user)
           const operational = yield* constraints.awaitOperational(user, { schedule: Schedule.spaced("5 millis") })
           return { pending, operational }

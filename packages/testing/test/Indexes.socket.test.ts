@@ -24,7 +24,7 @@ describe("Indexes over recorded replies (index-lifecycle)", () => {
         g,
         (db) =>
           Effect.gen(function* () {
-            const indexes = Indexes.make(db.graph(g))
+            const indexes = db.graph(g).indexes
             const created = yield* indexes.createRange({ label: "Doc", properties: ["n"] })
             const listed = yield* indexes.list()
             const waited = yield* Effect.flip(

@@ -206,7 +206,7 @@ describe("Procedures over recorded replies (procedures)", () => {
                 yield: ["name"],
                 returns: "count(name) AS n"
               }),
-              unknown: yield* Effect.flip(procedures.call("db.nosuch")),
+              unknown: yield* Effect.flip(graph.call("db.nosuch")),
               arity: yield* Effect.flip(procedures.call("algo.pageRank", [1, 2, 3], { yield: ["node"] })),
               output: yield* Effect.flip(procedures.call("algo.pageRank", ["City", "ROAD"], { yield: ["nosuch"] })),
               fulltext: yield* procedures.call("db.idx.fulltext.createNodeIndex", ["City", "name"], {

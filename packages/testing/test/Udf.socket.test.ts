@@ -2,7 +2,6 @@
 // `udf`, `info`, `admin-info-memory` (4.18.11 and 4.4.0) and `resp3` (4.18.11). Every request
 // the client sends here was recorded exactly as sent.
 import * as GraphInfo from "@effect-falkordb/graph/GraphInfo"
-import * as Udf from "@effect-falkordb/graph/Udf"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { serverMessageOf } from "../../graph/test/helpers.ts"
@@ -16,7 +15,7 @@ describe("Udf over recorded replies (udf)", () => {
     Effect.gen(function* () {
       const run = yield* withReplay("udf", (db) =>
         Effect.gen(function* () {
-          const udf = Udf.make(db.connection)
+          const udf = db.udf
           const graph = db.graph("udf")
           yield* udf.flush()
           const none = yield* udf.list()
@@ -106,7 +105,7 @@ describe("GraphInfo over recorded replies", () => {
     Effect.gen(function* () {
       const run = yield* withReplay("info", (db) =>
         Effect.gen(function* () {
-          const info = (sections?: ReadonlyArray<string>) => GraphInfo.info(db.connection, sections)
+          const info = (sections?: ReadonlyArray<string>) => db.info(sections)
           return {
             all: yield* info(),
             running: yield* info(["RunningQueries"]),
