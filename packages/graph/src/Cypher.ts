@@ -7,6 +7,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import { type TypedValue, typedForm } from "./internal/TypedValue.ts"
 
 /**
  * A parameter value could not be encoded as a Cypher literal.
@@ -46,13 +47,25 @@ const hints: Record<ParameterError["reason"], string> = {
 type Scalar = null | undefined | boolean | number | bigint | string
 
 /**
- * Values accepted as parameters: plain data. `undefined` is sent as `null` (like an optional
- * field that is absent), at the top level and inside lists and maps alike.
+ * Values accepted as parameters: plain data, plus points, vectors and temporal values.
+ * `undefined` is sent as `null` (like an optional field that is absent), at the top level
+ * and inside lists and maps alike.
+ *
+ * FalkorDB's `CYPHER` prefix takes literals only, so a `Point`, a `Float32Array` or a
+ * temporal value is sent in its plain form — `{latitude, longitude}`, a number list, ISO
+ * text (`'2024-01-02'`, `'03:04:05'`, `'2024-01-02T03:04:05'`, `'PT93600S'`) — and the query
+ * must rebuild it: the {@link cypher} template writes `point($p0)`, `vecf32($p0)`,
+ * `date($p0)`, `localtime($p0)`, `localdatetime($p0)`, `duration($p0)` itself; with
+ * explicit parameters you write the constructor (`RETURN point($where)`).
  *
  * @since 0.1.0
  * @category models
  */
-export type ParameterValue = Scalar | ReadonlyArray<ParameterValue> | { readonly [key: string]: ParameterValue }
+export type ParameterValue =
+  | Scalar
+  | TypedValue
+  | ReadonlyArray<ParameterValue>
+  | { readonly [key: string]: ParameterValue }
 
 /**
  * `T` checked as plain data, field by field, so values typed by an `interface` are accepted
@@ -73,13 +86,15 @@ export type ParameterValue = Scalar | ReadonlyArray<ParameterValue> | { readonly
  */
 export type Parameter<T> = T extends Scalar
   ? T
-  : T extends ReadonlyArray<infer U>
-    ? ReadonlyArray<Parameter<U>>
-    : T extends (...args: ReadonlyArray<never>) => unknown
-      ? never
-      : T extends object
-        ? { readonly [K in keyof T]: Parameter<T[K]> }
-        : never
+  : T extends TypedValue
+    ? T
+    : T extends ReadonlyArray<infer U>
+      ? ReadonlyArray<Parameter<U>>
+      : T extends (...args: ReadonlyArray<never>) => unknown
+        ? never
+        : T extends object
+          ? { readonly [K in keyof T]: Parameter<T[K]> }
+          : never
 
 /**
  * A parameters object checked as plain data (see {@link Parameter}).
@@ -146,6 +161,8 @@ const encodeValue = (value: ParameterValue, path: string, ancestors: Set<object>
         ancestors.delete(value)
         return `[${items.join(", ")}]`
       }
+      const typed = typedForm(value)
+      if (typed !== undefined) return encodeValue(typed[1] as ParameterValue, path, ancestors)
       const proto = Object.getPrototypeOf(value)
       if (proto !== Object.prototype && proto !== null) {
         return fail(path, "Unsupported", `${proto?.constructor?.name ?? "object"} at ${path} is not plain data`)
@@ -230,7 +247,9 @@ export const cypher = <const V extends ReadonlyArray<unknown>>(
   const parameters: Record<string, ParameterValue> = {}
   for (let i = 0; i < values.length; i++) {
     parameters[`p${i}`] = values[i] as ParameterValue
-    text += `$p${i}${strings[i + 1]!}`
+    // A point, vector or temporal value travels in plain form: rebuild it around the placeholder.
+    const typed = typedForm(values[i])
+    text += `${typed === undefined ? `$p${i}` : `${typed[0]}($p${i})`}${strings[i + 1]!}`
   }
   return { _tag: "CypherQuery", text, parameters }
 }

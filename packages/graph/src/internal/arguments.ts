@@ -5,9 +5,10 @@
 // `point($a1)`, `date($a2)`. Nodes travel as their id and are bound by a MATCH.
 import type { ParameterValue } from "../Cypher.ts"
 import { quoteOrThrow } from "../Identifier.ts"
-import * as Temporal from "../Temporal.ts"
-import { Node, Point } from "../Value.ts"
+import type * as Temporal from "../Temporal.ts"
+import { Node, type Point } from "../Value.ts"
 import { invalidArgument } from "./errors.ts"
+import { typedForm } from "./TypedValue.ts"
 
 /** A node given by id, for procedure arguments that take a node. */
 export class NodeId {
@@ -40,16 +41,10 @@ export interface Encoder {
 
 export const encoder = (prefix: string): Encoder => ({ parameters: {}, nodes: [], next: 0, prefix })
 
-const pad = (n: number, width: number) => String(n).padStart(width, "0")
-
-const isoDate = (d: Temporal.Date) => {
-  const [y, m, day] = [d.year, d.month, d.day]
-  return `${y < 0 ? "-" : ""}${pad(Math.abs(y), 4)}-${pad(m, 2)}-${pad(day, 2)}`
-}
-
 const isPlain = (value: Argument): value is ParameterValue => {
   if (value === null || value === undefined) return true
   if (typeof value !== "object") return true
+  if (typedForm(value) !== undefined) return false
   if (Array.isArray(value)) return (value as ReadonlyArray<Argument>).every(isPlain)
   const proto = Object.getPrototypeOf(value)
   if (proto !== Object.prototype && proto !== null) return false
@@ -60,21 +55,6 @@ const bind = (enc: Encoder, value: ParameterValue): string => {
   const name = `${enc.prefix}${enc.next++}`
   enc.parameters[name] = value
   return `$${name}`
-}
-
-/** A typed value's plain form and the function that rebuilds it, or `undefined` for other values. */
-export const typedForm = (value: unknown): readonly [string, ParameterValue] | undefined => {
-  if (value instanceof Float32Array) return ["vecf32", Array.from(value)]
-  if (value instanceof Point) return ["point", { latitude: value.latitude, longitude: value.longitude }]
-  if (value instanceof Temporal.Date) return ["date", isoDate(value)]
-  if (value instanceof Temporal.DateTime) {
-    const t = value.toString()
-    const day = new Temporal.Date(Math.floor(value.epochSeconds / 86400) * 86400)
-    return ["localdatetime", `${isoDate(day)}${t.slice(t.indexOf("T"))}`]
-  }
-  if (value instanceof Temporal.Time) return ["localtime", value.toString()]
-  if (value instanceof Temporal.Duration) return ["duration", `PT${value.seconds}S`]
-  return undefined
 }
 
 /** The expression for `value`, binding its plain parts as parameters. */
@@ -88,7 +68,7 @@ export const encode = (enc: Encoder, value: Argument, path: string): string => {
     return variable
   }
   const typed = typedForm(value)
-  if (typed !== undefined) return `${typed[0]}(${bind(enc, typed[1])})`
+  if (typed !== undefined) return `${typed[0]}(${bind(enc, typed[1] as ParameterValue)})`
   if (Array.isArray(value)) {
     return `[${(value as ReadonlyArray<Argument>).map((v, i) => encode(enc, v, `${path}[${i}]`)).join(", ")}]`
   }
