@@ -10,6 +10,7 @@
 import { Embedded } from "@effect-falkordb/embedded"
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import { Node } from "@effect-falkordb/graph/Value"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as FalkorDBMock from "@effect-falkordb/testing/FalkorDBMock"
 import { Console, Effect, Layer, Option, Stream } from "effect"
 import * as Repository from "./repository.ts"
@@ -51,6 +52,7 @@ const movies = Effect.gen(function* () {
   yield* repository.add({ title: "Aliens", year: 1986 })
   const found = yield* repository.findByTitle("Alien")
   yield* Console.log(`findByTitle("Alien"): ${JSON.stringify(Option.getOrNull(found))}`)
+  yield* Console.log(`views of "Alien" (a plain Redis counter): ${yield* repository.viewsOf("Alien")}`)
   const eighties = yield* repository.releasedBetween(1980, 1989)
   yield* Console.log(`releasedBetween(1980, 1989): ${JSON.stringify(eighties)}`)
   const sneaky = "x'}) MATCH (n) DETACH DELETE n //"
@@ -98,10 +100,13 @@ const program = Effect.gen(function* () {
     )
   }).pipe(Effect.provide(client))
   if (!server.moduleLoaded) {
-    yield* Console.log("the same repository on FalkorDBMock (the real client over a scripted connection):")
-    yield* movies.pipe(
-      Effect.provide(Repository.layer("demo-movies").pipe(Layer.provideMerge(FalkorDBMock.layer(scripted))))
+    yield* Console.log(
+      "the same repository on FalkorDBMock (the real client over scripted graph answers; other commands reach the real Redis):"
     )
+    const graphMockOverRedis = FalkorDBMock.layerFromRedis(scripted).pipe(
+      Layer.provide(RedisConnection.layerSingle({ url: server.url }))
+    )
+    yield* movies.pipe(Effect.provide(Repository.layer("demo-movies").pipe(Layer.provideMerge(graphMockOverRedis))))
   }
 })
 

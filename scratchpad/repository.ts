@@ -1,6 +1,9 @@
 /**
  * A small repository-style service on the graph client: what application code looks like,
  * and (in `test/repository.test.ts`) how it is tested with `FalkorDBMock` — no server.
+ * It uses both services: the graph for movies, plain Redis (`INCR`/`GET`) for view counts.
+ * In production one `FalkorDB.layer` provides both (the same connection); in tests
+ * `FalkorDBMock.layerFromRedis(scripts)` over `RedisMock.layer()` does.
  *
  * Every query goes through the `cypher` template, so titles and years travel as bound
  * parameters, never spliced into the query text.
@@ -8,6 +11,8 @@
 import * as Cypher from "@effect-falkordb/graph/Cypher"
 import type { FalkorError } from "@effect-falkordb/graph/FalkorError"
 import { FalkorDB } from "@effect-falkordb/graph/FalkorDB"
+import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import type { RedisError } from "@effect-falkordb/redis/RedisError"
 import * as Value from "@effect-falkordb/graph/Value"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -31,21 +36,32 @@ const MovieRow = Schema.Struct({ m: Value.nodeProperties(Movie) })
 export class MovieRepository extends Context.Service<
   MovieRepository,
   {
-    readonly findByTitle: (title: string) => Effect.Effect<Option.Option<Movie>, FalkorError>
+    readonly findByTitle: (title: string) => Effect.Effect<Option.Option<Movie>, FalkorError | RedisError>
     readonly releasedBetween: (from: number, to: number) => Effect.Effect<ReadonlyArray<Movie>, FalkorError>
     readonly add: (movie: Movie) => Effect.Effect<Movie, FalkorError>
     readonly directedBy: (title: string, director: string) => Effect.Effect<boolean, FalkorError>
+    /** How many times `findByTitle` found the movie (a plain Redis counter). */
+    readonly viewsOf: (title: string) => Effect.Effect<number, RedisError>
   }
 >()("@effect-falkordb/scratchpad/MovieRepository") {}
 
 export const make = Effect.fn("MovieRepository.make")(function* (graphName = "movies") {
   const graph = (yield* FalkorDB).graph(graphName)
+  const redis = yield* RedisConnection
+  const viewsKey = (title: string) => `${graphName}:views:${title}`
 
   const findByTitle = Effect.fn("MovieRepository.findByTitle")(function* (title: string) {
     const rows = yield* graph
       .roQueryAs(MovieRow, cypher`MATCH (m:Movie {title: ${title}}) RETURN m LIMIT 1`)
       .pipe(Stream.runCollect)
-    return Option.map(Option.fromNullishOr(rows[0]), (row) => row.m)
+    const found = Option.map(Option.fromNullishOr(rows[0]), (row) => row.m)
+    if (Option.isSome(found)) yield* redis.execute(["INCR", viewsKey(title)])
+    return found
+  })
+
+  const viewsOf = Effect.fn("MovieRepository.viewsOf")(function* (title: string) {
+    const reply = yield* redis.execute(["GET", viewsKey(title)])
+    return reply instanceof Uint8Array ? Number(new TextDecoder().decode(reply)) : 0
   })
 
   const releasedBetween = Effect.fn("MovieRepository.releasedBetween")(function* (from: number, to: number) {
@@ -74,8 +90,8 @@ export const make = Effect.fn("MovieRepository.make")(function* (graphName = "mo
     return result.rows[0]?.get("linked") === 1
   })
 
-  return MovieRepository.of({ findByTitle, releasedBetween, add, directedBy })
+  return MovieRepository.of({ findByTitle, releasedBetween, add, directedBy, viewsOf })
 })
 
-export const layer = (graphName = "movies"): Layer.Layer<MovieRepository, never, FalkorDB> =>
+export const layer = (graphName = "movies"): Layer.Layer<MovieRepository, never, FalkorDB | RedisConnection> =>
   Layer.effect(MovieRepository, make(graphName))

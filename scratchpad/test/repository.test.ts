@@ -1,7 +1,10 @@
-// Testing application code that uses the graph client, with FalkorDBMock: the real client
-// runs (parameters, compact replies, schema refresh, typed rows); only the server is scripted.
+// Testing application code that uses the graph client and plain Redis, with FalkorDBMock over
+// RedisMock: the real graph client runs (parameters, compact replies, schema refresh, typed
+// rows) on scripted graph answers, and every other command reaches an in-memory Redis.
 import { Node } from "@effect-falkordb/graph/Value"
+import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import * as FalkorDBMock from "@effect-falkordb/testing/FalkorDBMock"
+import * as RedisMock from "@effect-falkordb/testing/RedisMock"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as Repository from "../repository.ts"
@@ -15,11 +18,15 @@ const ADD = "MERGE (m:Movie {title: $p0}) SET m.year = $p1 RETURN m"
 const DIRECTED =
   "MATCH (m:Movie {title: $p0}) MERGE (p:Person {name: $p1}) MERGE (p)-[:DIRECTED]->(m) RETURN count(m) AS linked"
 
-/** The repository on the real client over the scripted connection, plus the mock's controls. */
-const testLayer = (scripts: ReadonlyArray<FalkorDBMock.Script>) => {
-  const mock = FalkorDBMock.layer(scripts)
-  return Repository.layer().pipe(Layer.provideMerge(mock))
-}
+/**
+ * The repository on the real client over the scripted graph and an in-memory Redis, plus the
+ * mock's controls and the one `RedisConnection` both run on.
+ */
+const testLayer = (scripts: ReadonlyArray<FalkorDBMock.Script>) =>
+  Repository.layer().pipe(
+    Layer.provideMerge(FalkorDBMock.layerFromRedis(scripts)),
+    Layer.provideMerge(RedisMock.layer())
+  )
 
 describe("MovieRepository with FalkorDBMock", () => {
   it.effect("findByTitle returns the movie for a scripted node, None for no rows", () =>
@@ -99,7 +106,8 @@ describe("MovieRepository with FalkorDBMock", () => {
     Effect.gen(function* () {
       const repository = yield* Repository.MovieRepository
       const error = yield* Effect.flip(repository.findByTitle("Broken"))
-      assert.deepInclude(error.reason, { _tag: "RowDecode", column: "m" })
+      assert.strictEqual(error._tag, "FalkorError")
+      assert.deepInclude(error._tag === "FalkorError" ? error.reason : undefined, { _tag: "RowDecode", column: "m" })
     }).pipe(
       Effect.provide(
         testLayer([{ query: FIND, rows: [{ m: new Node(3, ["Movie"], { title: "Broken", year: "n/a" }) }] }])
@@ -129,4 +137,47 @@ describe("MovieRepository with FalkorDBMock", () => {
       )
     )
   )
+
+  for (const [how, compose] of [
+    [
+      "provide",
+      (scripts: ReadonlyArray<FalkorDBMock.Script>) =>
+        Repository.layer().pipe(
+          Layer.provideMerge(FalkorDBMock.layerFromRedis(scripts).pipe(Layer.provide(RedisMock.layer())))
+        )
+    ],
+    ["provideMerge", testLayer]
+  ] as const) {
+    it.effect(
+      `graph and plain Redis in one repository: FalkorDBMock answers graph commands, RedisMock the rest (${how})`,
+      () =>
+        Effect.gen(function* () {
+          const repository = yield* Repository.MovieRepository
+          const mock = yield* FalkorDBMock.FalkorDBMock
+          assert.deepStrictEqual(yield* repository.findByTitle("Alien"), Option.some({ title: "Alien", year: 1979 }))
+          assert.deepStrictEqual(yield* repository.findByTitle("Alien"), Option.some({ title: "Alien", year: 1979 }))
+          assert.deepStrictEqual(yield* repository.findByTitle("Prometheus"), Option.none())
+          assert.strictEqual(yield* repository.viewsOf("Alien"), 2)
+          assert.strictEqual(yield* repository.viewsOf("Prometheus"), 0)
+          // The application's own RedisConnection is the same combination: INCR reaches RedisMock.
+          const redis = yield* RedisConnection
+          assert.strictEqual(yield* redis.execute(["INCR", "movies:views:Alien"]), 3)
+          // Only graph commands were the mock's.
+          assert.deepStrictEqual(
+            (yield* mock.calls).map((call) => call.parameters.p0),
+            ["Alien", "Alien", "Prometheus"]
+          )
+        }).pipe(
+          Effect.provide(
+            compose([
+              {
+                query: FIND,
+                respond: (call) =>
+                  call.parameters.p0 === "Alien" ? { rows: [{ m: alien }] } : { rows: [], columns: ["m"] }
+              }
+            ])
+          )
+        )
+    )
+  }
 })

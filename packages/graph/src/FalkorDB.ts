@@ -151,10 +151,10 @@ export const layerFromRedisWith = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<FalkorDB, RedisError> => {
+export const layer = (options: Options = {}): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError> => {
   const { schemaVersionCheck, chunkSize, retry, ...connectionOptions } = options
   return layerFromRedisWith({ schemaVersionCheck, chunkSize, retry }).pipe(
-    Layer.provide(
+    Layer.provideMerge(
       RedisConnection.layerMultiplexed({
         ...connectionOptions,
         connections: connectionOptions.connections ?? 8,
@@ -184,7 +184,7 @@ export interface ConfigOptions extends RedisConnection.ConfigOptions {
  */
 export const layerConfig = (
   config: Config.Wrap<ConfigOptions>
-): Layer.Layer<FalkorDB, RedisError | Config.ConfigError> =>
+): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError | Config.ConfigError> =>
   Layer.unwrap(
     Effect.map(Config.unwrap(config), (options) => {
       const { schemaVersionCheck, ...rest } = options
@@ -200,6 +200,6 @@ export const layerConfig = (
                 routing: connectionOptions.routing ?? "spread",
                 commandTimeout: connectionOptions.commandTimeout ?? "Infinity"
               })
-      return layerFromRedisWith({ schemaVersionCheck }).pipe(Layer.provide(connection))
+      return layerFromRedisWith({ schemaVersionCheck }).pipe(Layer.provideMerge(connection))
     })
   )

@@ -26,7 +26,12 @@
  */
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import type { ParameterValue } from "@effect-falkordb/graph/Cypher"
-import type { ExclusiveConnection, Future } from "@effect-falkordb/redis/RedisConnection"
+import type {
+  CommandOptions,
+  ExclusiveConnection,
+  Future,
+  PipelineOptions
+} from "@effect-falkordb/redis/RedisConnection"
 import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { Closed, fromErrorReply, RedisError } from "@effect-falkordb/redis/RedisError"
 import type { Command } from "@effect-falkordb/resp/Encoder"
@@ -258,7 +263,9 @@ const sameValue = (a: unknown, b: unknown): boolean => {
  */
 export const make = Effect.fn("FalkorDBMock.make")(function* (
   scripts: ReadonlyArray<Script> = [],
-  options: MockOptions = {}
+  options: MockOptions = {},
+  /** Answers every command that is not a `GRAPH.*` command (e.g. a `RedisMock`). */
+  fallback?: RedisConnection["Service"] | undefined
 ) {
   const list: Array<{ readonly script: Script; used: number }> = scripts.map((script) => ({ script, used: 0 }))
   const calls: Array<Call> = []
@@ -421,7 +428,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
         return "PONG"
       default:
         return new ErrorReply(
-          `ERR FalkorDBMock has no answer for '${args[0]}' (it answers GRAPH.QUERY, GRAPH.RO_QUERY, GRAPH.LIST, GRAPH.DELETE, GRAPH.COPY and PING)`
+          `ERR FalkorDBMock has no answer for '${args[0]}' (it answers GRAPH.QUERY, GRAPH.RO_QUERY, GRAPH.LIST, GRAPH.DELETE, GRAPH.COPY and PING); for other commands build it with FalkorDBMock.layerFromRedis over a RedisConnection, e.g. Layer.provide(RedisMock.layer())`
         )
     }
   }
@@ -429,7 +436,14 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
   const textOf = (command: Command): Array<string> =>
     command.map((a) => (a instanceof Uint8Array ? utf8Text.decode(a) : String(a)))
 
-  const run = (command: Command): Effect.Effect<Reply, RedisError> =>
+  /** Graph commands are the mock's; every other command goes to the fallback, when there is one. */
+  const isMine = (command: Command): boolean =>
+    fallback === undefined ||
+    String(command[0] ?? "")
+      .toUpperCase()
+      .startsWith("GRAPH.")
+
+  const answerGraph = (command: Command): Effect.Effect<Reply, RedisError> =>
     Effect.suspend((): Effect.Effect<Reply, RedisError> => {
       if (closed)
         return Effect.fail(
@@ -441,7 +455,10 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
         : Effect.succeed(reply)
     })
 
-  const pipeline = (commands: ReadonlyArray<Command>): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
+  const run = (command: Command, options?: CommandOptions): Effect.Effect<Reply, RedisError> =>
+    isMine(command) ? answerGraph(command) : fallback!.execute(command, options)
+
+  const answerBatch = (commands: ReadonlyArray<Command>): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
     Effect.suspend(
       (): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
         closed
@@ -453,21 +470,53 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
           : Effect.succeed(commands.map((c) => answer(textOf(c))))
     )
 
+  /**
+   * A batch in order: runs of graph commands answered by the mock, runs of other commands sent
+   * as one pipeline to the fallback; replies (error replies as values) in command order.
+   */
+  const pipeline = (
+    commands: ReadonlyArray<Command>,
+    options?: PipelineOptions,
+    other: (commands: ReadonlyArray<Command>) => Effect.Effect<ReadonlyArray<Reply>, RedisError> = (batch) =>
+      fallback!.pipeline(batch, options)
+  ): Effect.Effect<ReadonlyArray<Reply>, RedisError> => {
+    const runs: Array<{ readonly mine: boolean; readonly commands: Array<Command> }> = []
+    for (const command of commands) {
+      const mine = isMine(command)
+      const last = runs[runs.length - 1]
+      if (last !== undefined && last.mine === mine) last.commands.push(command)
+      else runs.push({ mine, commands: [command] })
+    }
+    return Effect.map(
+      Effect.forEach(runs, (run) => (run.mine ? answerBatch(run.commands) : other(run.commands))),
+      (replies) => replies.flat()
+    )
+  }
+
   const exclusive: ExclusiveConnection = { execute: run, pipeline }
+  /** The fallback's exclusive connection, graph commands still answered by the mock. */
+  const withinFallback = (inner: ExclusiveConnection): ExclusiveConnection => ({
+    execute: (command, options) => (isMine(command) ? answerGraph(command) : inner.execute(command, options)),
+    pipeline: (commands, options) => pipeline(commands, options, (batch) => inner.pipeline(batch, options))
+  })
 
   const connection: RedisConnection["Service"] = {
     info: { strategy: "mock", connections: 1, window: 1, target: "falkordb-mock", protocol: 2 },
     execute: run,
-    submit: (command) =>
-      Effect.map(Effect.result(run(command)), (result) => {
-        const settled: Effect.Effect<Reply, RedisError> =
-          result._tag === "Success" ? Effect.succeed(result.success) : Effect.fail(result.failure)
-        const future: Future<Reply> = { await: settled, awaitTimeout: () => settled, poll: settled }
-        return future
-      }),
+    submit: (command, options) =>
+      !isMine(command)
+        ? fallback!.submit(command, options)
+        : Effect.map(Effect.result(run(command)), (result) => {
+            const settled: Effect.Effect<Reply, RedisError> =
+              result._tag === "Success" ? Effect.succeed(result.success) : Effect.fail(result.failure)
+            const future: Future<Reply> = { await: settled, awaitTimeout: () => settled, poll: settled }
+            return future
+          }),
     pipeline,
     withExclusive: <A, E, R>(use: (c: ExclusiveConnection) => Effect.Effect<A, E, R>) =>
-      Effect.scoped(use(exclusive)) as Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>>
+      fallback === undefined
+        ? (Effect.scoped(use(exclusive)) as Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>>)
+        : fallback.withExclusive((inner) => use(withinFallback(inner)))
   }
 
   const select = (query: string | ((call: Call) => boolean)) => (call: Call) =>
@@ -533,7 +582,9 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
 
 /**
  * The real `FalkorDB` client on the scripted connection, plus the mock's controls
- * (`FalkorDBMock`) and the connection itself.
+ * (`FalkorDBMock`) and the connection itself (`RedisConnection`). The connection answers
+ * graph commands (and `PING`) only; any other command fails with an error that says to use
+ * {@link layerFromRedis}.
  *
  * @since 0.1.0
  * @category layers
@@ -541,10 +592,43 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
 export const layer = (
   scripts: ReadonlyArray<Script> = [],
   options: MockOptions & FalkorDB.ClientOptions = {}
+): Layer.Layer<FalkorDB.FalkorDB | FalkorDBMock | RedisConnection> => build(scripts, options, undefined)
+
+/**
+ * Like {@link layer}, on top of a `RedisConnection` you provide (e.g. `RedisMock.layer()`):
+ * the mock answers `GRAPH.*` commands and passes every other command, `withExclusive`
+ * included, to yours. The `RedisConnection` this layer provides is that combination — the
+ * one the `FalkorDB` client runs on — whether you `Layer.provide` or `Layer.provideMerge`
+ * yours, so a repository that uses both services sees one connection.
+ *
+ * @example
+ * ```ts
+ * import * as FalkorDBMock from "@effect-falkordb/testing/FalkorDBMock"
+ * import * as RedisMock from "@effect-falkordb/testing/RedisMock"
+ * import * as Layer from "effect/Layer"
+ *
+ * const TestLayer = FalkorDBMock.layerFromRedis([
+ *   { query: "MATCH (m:Movie) RETURN m.title AS title", rows: [{ title: "Alien" }] }
+ * ]).pipe(Layer.provide(RedisMock.layer()))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromRedis = (
+  scripts: ReadonlyArray<Script> = [],
+  options: MockOptions & FalkorDB.ClientOptions = {}
+): Layer.Layer<FalkorDB.FalkorDB | FalkorDBMock | RedisConnection, never, RedisConnection> =>
+  Layer.unwrap(Effect.map(Effect.service(RedisConnection), (redis) => build(scripts, options, redis)))
+
+const build = (
+  scripts: ReadonlyArray<Script>,
+  options: MockOptions & FalkorDB.ClientOptions,
+  fallback: RedisConnection["Service"] | undefined
 ): Layer.Layer<FalkorDB.FalkorDB | FalkorDBMock | RedisConnection> => {
   const { graphs, enforceReadOnly, ...client } = options
   const base = Layer.effectContext(
-    Effect.map(make(scripts, { graphs, enforceReadOnly }), (mock) =>
+    Effect.map(make(scripts, { graphs, enforceReadOnly }, fallback), (mock) =>
       Context.make(FalkorDBMock, mock).pipe(Context.add(RedisConnection, mock.connection))
     )
   )

@@ -1,0 +1,103 @@
+// The graph client's layers through real loopback sockets: they provide RedisConnection too (the
+// same connection), a query never inherits the engine's 5 s commandTimeout on any layer path,
+// and the mock alone says plainly how to add plain Redis commands.
+import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+import type { Reply } from "@effect-falkordb/resp/Reply"
+import { assert, describe, it } from "@effect/vitest"
+import * as Config from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as CompactEncoder from "../src/CompactEncoder.ts"
+import * as FalkorDBMock from "../src/FalkorDBMock.ts"
+import * as RespTestServer from "../src/RespTestServer.ts"
+
+const tables = new CompactEncoder.SchemaTables()
+const answer = (text: string): Reply => CompactEncoder.encodeResult({ columns: ["probe"], rows: [[text]] }, tables)
+
+/** A graph server whose `RETURN 'slow'` answers after `delay`; `INCR` counts. */
+const graphServer = (delay: Duration.Input) => {
+  let counter = 0
+  return RespTestServer.make({
+    handler: (request) => {
+      if (request.name === "INCR") return ++counter
+      if (request.name !== "GRAPH.QUERY" && request.name !== "GRAPH.RO_QUERY") return undefined
+      const text = request.command[2]!
+      return text.includes("'slow'")
+        ? RespTestServer.steps({ delay }, { reply: answer("slow") })
+        : answer(text.slice(8, -10))
+    }
+  })
+}
+
+describe("FalkorDB layers", () => {
+  it.live("FalkorDB.layer provides RedisConnection too: the very connection the client uses", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* graphServer("0 millis")
+        yield* Effect.gen(function* () {
+          const db = yield* FalkorDB.FalkorDB
+          const redis = yield* RedisConnection.RedisConnection
+          assert.strictEqual(redis, db.connection)
+          assert.strictEqual(yield* redis.execute(["INCR", "n"]), 1)
+          const result = yield* db.graph("g").roQuery("RETURN 'fast' AS probe")
+          assert.deepStrictEqual(result.rows[0]!.values, ["fast"])
+        }).pipe(Effect.provide(FalkorDB.layer({ url: server.url, connections: 2 })))
+      })
+    )
+  )
+
+  // Each path is built with the engine defaults (commandTimeout 5 s); the reply comes at 6 s.
+  it.live(
+    "a query waits past the engine's 5 s commandTimeout over every layer path",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* graphServer("6 seconds")
+          const url = server.url
+          const paths: ReadonlyArray<readonly [string, Layer.Layer<FalkorDB.FalkorDB, unknown>]> = [
+            ["FalkorDB.layer", FalkorDB.layer({ url })],
+            ...(["single", "pooled", "multiplexed"] as const).map(
+              (strategy) =>
+                [
+                  `FalkorDB.layerConfig (${strategy})`,
+                  FalkorDB.layerConfig({ url: Config.succeed(url), strategy: Config.succeed(strategy) })
+                ] as const
+            ),
+            [
+              "layerFromRedis over a default RedisConnection.layerSingle",
+              FalkorDB.layerFromRedis.pipe(Layer.provide(RedisConnection.layerSingle({ url })))
+            ],
+            [
+              "layerFromRedis over a default RedisConnection.layerPooled",
+              FalkorDB.layerFromRedis.pipe(Layer.provide(RedisConnection.layerPooled({ url, size: 2 })))
+            ]
+          ]
+          const results = yield* Effect.forEach(
+            paths,
+            ([name, layer]) =>
+              Effect.gen(function* () {
+                const db = yield* FalkorDB.FalkorDB
+                const result = yield* Effect.result(db.graph("g").roQuery("RETURN 'slow' AS probe"))
+                return [name, result._tag === "Success" ? result.success.rows[0]!.values[0] : result.failure] as const
+              }).pipe(Effect.provide(layer)),
+            { concurrency: "unbounded" }
+          )
+          for (const [name, value] of results) assert.strictEqual(value, "slow", name)
+        })
+      ),
+    20_000
+  )
+})
+
+describe("FalkorDBMock layers", () => {
+  it.effect("alone, it answers graph commands and says how to add the others", () =>
+    Effect.gen(function* () {
+      const redis = yield* RedisConnection.RedisConnection
+      const failed = yield* Effect.flip(redis.execute(["INCR", "n"]))
+      assert.include(failed.message, "FalkorDBMock.layerFromRedis")
+      assert.include(failed.message, "RedisMock.layer()")
+    }).pipe(Effect.provide(FalkorDBMock.layer()))
+  )
+})
