@@ -75,7 +75,7 @@ export interface ClientOptions extends Graph.GraphOptions {}
  * @since 0.1.0
  * @category models
  */
-export interface Options extends RedisConnection.MultiplexedOptions, ClientOptions {}
+export interface Options extends RedisConnection.LayerOptions, ClientOptions {}
 
 /**
  * Builds the client on the `RedisConnection` in context.
@@ -145,61 +145,79 @@ export const layerFromRedisWith = (
 ): Layer.Layer<FalkorDB, never, RedisConnection.RedisConnection> => Layer.effect(FalkorDB, make(options))
 
 /**
- * Connects (multiplexed, 8 connections, spread routing unless overridden) and provides the
- * client. The connection is closed when the layer's scope closes.
+ * The connection defaults of the graph client, applied where the chosen strategy has the
+ * option: 8 sockets with `"spread"` routing, because the server runs one query per
+ * connection at a time, so parallel queries need several sockets. (Graph queries never use
+ * the connection's `commandTimeout`; see `Graph.QueryOptions`.)
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const connectionDefaults: RedisConnection.LayerOptions = { connections: 8, routing: "spread" }
+
+const splitOptions = (
+  options: Options
+): { readonly client: ClientOptions; readonly connection: RedisConnection.LayerOptions } => {
+  const { schemaVersionCheck, chunkSize, retry, ...connection } = options
+  return { client: { schemaVersionCheck, chunkSize, retry }, connection }
+}
+
+/**
+ * Connects and provides the client and its `RedisConnection` (the same connection, for plain
+ * Redis commands). The strategy is `"multiplexed"` with 8 connections and `"spread"` routing
+ * unless the options say otherwise (`strategy: "single" | "pooled"`, `connections`, …). The
+ * connection is closed when the layer's scope closes.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError> => {
-  const { schemaVersionCheck, chunkSize, retry, ...connectionOptions } = options
-  return layerFromRedisWith({ schemaVersionCheck, chunkSize, retry }).pipe(
-    Layer.provideMerge(
-      RedisConnection.layerMultiplexed({
-        ...connectionOptions,
-        connections: connectionOptions.connections ?? 8,
-        routing: connectionOptions.routing ?? "spread",
-        commandTimeout: connectionOptions.commandTimeout ?? "Infinity"
-      })
-    )
+  const { client, connection } = splitOptions(options)
+  return layerFromRedisWith(client).pipe(
+    Layer.provideMerge(RedisConnection.layerFromOptions(connection, connectionDefaults))
   )
 }
 
 /**
- * What `layerConfig` reads.
+ * What `layerConfig` reads: every option `layer` takes (durations as `Config.Duration`, the
+ * password as `Config.Redacted`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface ConfigOptions extends RedisConnection.ConfigOptions {
-  readonly schemaVersionCheck?: boolean | undefined
-}
+export type ConfigOptions = Options
 
 /**
- * The client from `Config`, e.g. `layerConfig({ url: Config.String("FALKORDB_URL") })`.
- * Defaults as for `layer`.
+ * The client and its `RedisConnection` from `Config`, e.g.
+ * `layerConfig({ url: Config.String("FALKORDB_URL"), password: Config.Redacted("FALKORDB_PASSWORD") })`.
+ * The connection part goes to `RedisConnection.layerConfig` with the graph client's
+ * defaults (as for `layer`).
+ *
+ * @example
+ * ```ts
+ * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+ * import * as Config from "effect/Config"
+ *
+ * const Live = FalkorDB.layerConfig({
+ *   url: Config.String("FALKORDB_URL"),
+ *   strategy: Config.Literals(["single", "pooled", "multiplexed"], "FALKORDB_STRATEGY").pipe(Config.withDefault("multiplexed")),
+ *   schemaVersionCheck: Config.Boolean("FALKORDB_VERSION_CHECK").pipe(Config.withDefault(false))
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerConfig = (
   config: Config.Wrap<ConfigOptions>
-): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError | Config.ConfigError> =>
-  Layer.unwrap(
-    Effect.map(Config.unwrap(config), (options) => {
-      const { schemaVersionCheck, ...rest } = options
-      const { strategy, ...connectionOptions } = rest
-      const connection =
-        strategy === "single"
-          ? RedisConnection.layerSingle(connectionOptions)
-          : strategy === "pooled"
-            ? RedisConnection.layerPooled(connectionOptions)
-            : RedisConnection.layerMultiplexed({
-                ...connectionOptions,
-                connections: connectionOptions.connections ?? 8,
-                routing: connectionOptions.routing ?? "spread",
-                commandTimeout: connectionOptions.commandTimeout ?? "Infinity"
-              })
-      return layerFromRedisWith({ schemaVersionCheck }).pipe(Layer.provideMerge(connection))
-    })
+): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError | Config.ConfigError> => {
+  const options = Config.unwrap(config)
+  return Layer.unwrap(Effect.map(options, (read) => layerFromRedisWith(splitOptions(read).client))).pipe(
+    Layer.provideMerge(
+      RedisConnection.layerConfig(
+        Config.map(options, (read) => splitOptions(read).connection),
+        connectionDefaults
+      )
+    )
   )
+}

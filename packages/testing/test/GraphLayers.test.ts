@@ -48,6 +48,35 @@ describe("FalkorDB layers", () => {
     )
   )
 
+  it.live("FalkorDB.layerConfig reads every option layer takes: connection and client options alike", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* graphServer("0 millis")
+        yield* Effect.gen(function* () {
+          const db = yield* FalkorDB.FalkorDB
+          assert.strictEqual(yield* RedisConnection.RedisConnection, db.connection)
+          assert.deepInclude(db.connection.info, { strategy: "pooled", connections: 3 })
+          yield* db.graph("g").roQuery("RETURN 'configured' AS probe")
+          const received = yield* server.received
+          // clientName reached the handshake; schemaVersionCheck (a client option) the query.
+          assert.isTrue(received.some((r) => r.command.join(" ") === "CLIENT SETNAME from-config"))
+          const query = received.find((r) => r.name === "GRAPH.RO_QUERY")!
+          assert.deepStrictEqual(query.command.slice(-2), ["version", "0"])
+        }).pipe(
+          Effect.provide(
+            FalkorDB.layerConfig({
+              url: Config.succeed(server.url),
+              strategy: Config.succeed("pooled" as const),
+              size: Config.succeed(3),
+              clientName: Config.succeed("from-config"),
+              schemaVersionCheck: Config.succeed(true)
+            })
+          )
+        )
+      })
+    )
+  )
+
   // Each path is built with the engine defaults (commandTimeout 5 s); the reply comes at 6 s.
   it.live(
     "a query waits past the engine's 5 s commandTimeout over every layer path",
