@@ -424,6 +424,13 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     next = (next + 1) % engines.length
     return engine
   }
+  /**
+   * An engine that owes the reply of a command its caller gave up on may be busy with it for
+   * long (FalkorDB runs one query per connection at a time): any engine that owes none is
+   * preferred, then the one with the fewest commands in flight.
+   */
+  const lighter = (a: Engine, b: Engine): boolean =>
+    (a.overdue === 0) !== (b.overdue === 0) ? a.overdue === 0 : a.window.inUse < b.window.inUse
   const leastLoaded = (): Engine => {
     if (engines.length === 1) return engines[0]
     // Ties go round-robin so idle engines all get used.
@@ -432,7 +439,7 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     let best = engines[start]
     for (let i = 1; i < engines.length; i++) {
       const engine = engines[(start + i) % engines.length]
-      if (engine.window.inUse < best.window.inUse) best = engine
+      if (lighter(engine, best)) best = engine
     }
     return best
   }

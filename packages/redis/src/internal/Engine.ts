@@ -115,6 +115,8 @@ export class Request {
   private deferredValue: Deferred.Deferred<any, RedisError> | undefined = undefined
   /** The outcome, once settled, expired or failed. */
   exit: Exit.Exit<any, RedisError> | undefined = undefined
+  /** Written, its caller gone (timed out or interrupted), its reply still owed (see `Engine.overdue`). */
+  overdue = false
   commands: ReadonlyArray<Command>
   /** Batches resolve to all their replies, error replies included as values. */
   readonly batch: boolean
@@ -392,6 +394,12 @@ export class Engine {
   closing = false
   /** Why the last connect attempt failed, for the messages of commands that never got out. */
   lastError: RedisError | undefined = undefined
+  /**
+   * Written commands whose caller stopped waiting and whose reply is still owed. A server that
+   * runs one command per connection at a time (FalkorDB's queries) may be busy with such a
+   * command for long: routers steer new commands to engines that owe none.
+   */
+  overdue = 0
   /** When the connection was lost, while disconnected. */
   private offlineSince: number | undefined = undefined
   private offlineTimer: ReturnType<typeof setTimeout> | undefined = undefined
@@ -550,6 +558,19 @@ export class Engine {
     // The interrupted caller is gone: a late completion must not resume it.
     request.resume = undefined
     if (request.state === QUEUED) request.state = ABANDONED
+    else this.markOverdue(request)
+  }
+
+  private markOverdue(request: Request): void {
+    if (request.state !== WRITTEN || request.overdue) return
+    request.overdue = true
+    this.overdue++
+  }
+
+  private clearOverdue(request: Request): void {
+    if (!request.overdue) return
+    request.overdue = false
+    this.overdue--
   }
 
   /** Waits for the reply; interrupting the wait abandons an unwritten request. */
@@ -561,6 +582,7 @@ export class Engine {
   // completion (called from the socket callbacks, outside any fiber)
 
   settle(request: Request, reply: Reply): void {
+    this.clearOverdue(request)
     request.state = SETTLED
     let exit: Exit.Exit<any, RedisError>
     if (request.batch) {
@@ -578,6 +600,7 @@ export class Engine {
   }
 
   fail(request: Request, error: RedisError): void {
+    this.clearOverdue(request)
     request.state = SETTLED
     request.commands = EMPTY_COMMANDS
     request.replies = undefined
@@ -589,6 +612,7 @@ export class Engine {
     if (request.done) return
     const written = request.written
     if (!written) request.state = ABANDONED
+    else this.markOverdue(request)
     request.complete(
       Exit.fail(
         new RedisError({
