@@ -120,6 +120,49 @@ describe("FalkorDB layers", () => {
   )
 })
 
+describe("a connection that owes the reply of a query its caller gave up on", () => {
+  it.live("gets no new queries while others are free: they are steered to the other connections", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* RespTestServer.make({
+          handler: (request) => {
+            if (request.name !== "GRAPH.QUERY" && request.name !== "GRAPH.RO_QUERY") return undefined
+            const text = request.command[2]!
+            // The stuck query holds its connection 1.5 s, like a long FalkorDB query; the others take 50 ms.
+            if (text.includes("'stuck'"))
+              return RespTestServer.steps({ delay: "1500 millis" }, { reply: answer("stuck") })
+            return RespTestServer.steps({ delay: "50 millis" }, { reply: answer(text.slice(8, -10)) })
+          }
+        })
+        yield* Effect.gen(function* () {
+          const g = (yield* FalkorDB.FalkorDB).graph("g")
+          const gaveUp = yield* Effect.flip(
+            g.roQuery("RETURN 'stuck' AS probe", undefined, { clientTimeout: "20 millis" })
+          )
+          assert.deepInclude(gaveUp.reason, { _tag: "Timeout", origin: "client", stillRunning: true })
+          // Eight concurrent queries: without steering, ties would send some to the busy connection.
+          const texts = Array.from({ length: 8 }, (_, i) => `q${i}`)
+          const results = yield* Effect.forEach(texts, (t) => g.roQuery(`RETURN '${t}' AS probe`), {
+            concurrency: "unbounded"
+          })
+          assert.deepStrictEqual(
+            results.map((r) => r.rows[0]!.values[0]),
+            texts
+          )
+          const received = yield* server.received
+          const stuckOn = received.find((r) => r.command[2]?.includes("'stuck'"))!.connection
+          const others = received.filter((r) => r.name === "GRAPH.RO_QUERY" && r.command[2]!.includes("'q"))
+          assert.strictEqual(others.length, 8)
+          assert.isTrue(
+            others.every((r) => r.connection !== stuckOn),
+            `queries sent to the busy connection ${stuckOn}: ${others.map((r) => r.connection).join(",")}`
+          )
+        }).pipe(Effect.provide(FalkorDB.layer({ url: server.url, connections: 2 })))
+      })
+    )
+  )
+})
+
 describe("FalkorDBMock layers", () => {
   it.effect("alone, it answers graph commands and says how to add the others", () =>
     Effect.gen(function* () {
