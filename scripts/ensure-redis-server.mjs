@@ -27,13 +27,41 @@ if (!isRoot || !hasApt || process.env.EFFECT_FALKORDB_NO_INSTALL === "1") {
 
 console.log("::: redis-server is not on the PATH: installing Debian's redis-server package (apt-get, as root)")
 const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
+// Another apt-get or dpkg (often the system's unattended upgrades on a fresh machine) may hold the
+// package manager's locks: wait for it, bounded, instead of failing. apt waits for the dpkg lock
+// itself with DPkg::Lock::Timeout; the lists lock of `apt-get update` is retried here.
+const lockWaitSeconds = Number(process.env.EFFECT_FALKORDB_APT_LOCK_WAIT ?? 600)
+const lockBusy = /Could not get lock|Unable to lock|Unable to acquire the dpkg frontend lock|is held by process/i
+const sleep = (seconds) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, seconds * 1000)
 for (const args of [
   ["update", "-qq"],
   ["install", "-y", "-qq", "redis-server"]
 ]) {
-  const step = spawnSync("apt-get", args, { stdio: "inherit", env })
-  if (step.status !== 0) {
-    console.error(`apt-get ${args.join(" ")} failed (exit ${step.status}); install redis-server by hand and try again`)
+  const started = Date.now()
+  for (;;) {
+    const step = spawnSync("apt-get", ["-o", `DPkg::Lock::Timeout=${lockWaitSeconds}`, ...args], {
+      stdio: ["ignore", "inherit", "pipe"],
+      encoding: "utf8",
+      env
+    })
+    const waited = (Date.now() - started) / 1000
+    if (step.status === 0) {
+      process.stderr.write(step.stderr)
+      break
+    }
+    if (lockBusy.test(step.stderr) && waited < lockWaitSeconds) {
+      console.log(
+        `::: another apt-get/dpkg holds the package manager's lock; waiting for it (${waited.toFixed(0)} s of at most ${lockWaitSeconds} s)`
+      )
+      sleep(5)
+      continue
+    }
+    process.stderr.write(step.stderr)
+    console.error(
+      lockBusy.test(step.stderr)
+        ? `apt-get ${args.join(" ")}: the package manager stayed locked for ${lockWaitSeconds} s (EFFECT_FALKORDB_APT_LOCK_WAIT); finish the other install or install redis-server by hand and try again`
+        : `apt-get ${args.join(" ")} failed (exit ${step.status}); install redis-server by hand and try again`
+    )
     process.exit(1)
   }
 }

@@ -6,6 +6,7 @@ import { Embedded } from "@effect-falkordb/embedded"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import { afterAll } from "vitest"
 
 const ping = (target: { port: number } | { path: string }) =>
   Effect.callback<string>((resume) => {
@@ -27,8 +28,12 @@ const alive = (pid: number) => {
   }
 }
 
+// The fake binaries and pid files live in one temp dir that goes when the file's tests end.
+const scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-falkordb-embedded-test-"))
+afterAll(() => Fs.rmSync(scratch, { recursive: true, force: true }))
+
 const script = (body: string) => {
-  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "fake-redis-"))
+  const dir = Fs.mkdtempSync(Path.join(scratch, "fake-redis-"))
   const file = Path.join(dir, "redis-server")
   Fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 })
   return file
@@ -143,7 +148,7 @@ describe("Embedded", () => {
 
   it.live("a server that never answers -> StartTimeout and the process is killed", () =>
     Effect.gen(function* () {
-      const pidFile = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "fake-pid-")), "pid")
+      const pidFile = Path.join(Fs.mkdtempSync(Path.join(scratch, "fake-pid-")), "pid")
       const binary = script(
         `if [ "$1" = "--version" ]; then echo "Redis server v=7.0.15"; exit 0; fi\necho $$ > ${pidFile}\nexec sleep 30`
       )

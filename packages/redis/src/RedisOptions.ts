@@ -8,6 +8,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as Net from "node:net"
 import type * as Tls from "node:tls"
 import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 
@@ -254,8 +255,10 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     return yield* fail("tls", "TLS over a unix socket is not supported; drop tls or connect over TCP")
   }
   const tlsOption = options.tls ?? fromUrl.tls ?? false
+  // SNI carries host names only: Node warns (DEP0123) when it is given an IP address.
+  const sni: Tls.ConnectionOptions = Net.isIP(host) === 0 ? { servername: host } : {}
   const tls: Tls.ConnectionOptions | undefined =
-    tlsOption === false ? undefined : tlsOption === true ? { servername: host } : { servername: host, ...tlsOption }
+    tlsOption === false ? undefined : tlsOption === true ? sni : { ...sni, ...tlsOption }
   const database = options.database ?? fromUrl.database ?? 0
   if (!Number.isSafeInteger(database) || database < 0) {
     return yield* fail("database", `database must be a non-negative integer (got ${database})`)

@@ -40,6 +40,12 @@ describe("RedisOptions", () => {
       assert.strictEqual(falkor.username, undefined)
       assert.strictEqual(Redacted.value(falkor.password!), "secret")
       assert.strictEqual((yield* resolveOk({ url: "falkors://h:1" })).tls !== undefined, true)
+      // No SNI for an IP address (Node warns DEP0123 when servername is one).
+      assert.deepStrictEqual((yield* resolveOk({ url: "rediss://10.0.0.2:7000" })).tls, {})
+      assert.deepStrictEqual((yield* resolveOk({ url: "rediss://[::1]:7000" })).tls, {})
+      assert.deepStrictEqual((yield* resolveOk({ host: "127.0.0.1", tls: { rejectUnauthorized: false } })).tls, {
+        rejectUnauthorized: false
+      })
 
       const unix = yield* resolveOk({ url: "unix:///tmp/redis.sock?db=2&password=pw" })
       assert.deepStrictEqual(unix.address, { _tag: "Unix", path: "/tmp/redis.sock" })
