@@ -29,7 +29,7 @@ import { malformed as decodeError } from "./internal/errors.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
 import type { QueryCommand } from "./internal/QueryPath.ts"
 import { isOk, parseMemoryUsage, parsePlan, parseSlowlog } from "./internal/Replies.ts"
-import type { SchemaCache } from "./internal/SchemaCache.ts"
+import type { GraphSchema, SchemaCache } from "./internal/SchemaCache.ts"
 import * as Indexes from "./Indexes.ts"
 import * as Procedures from "./Procedures.ts"
 import { Header, type Row } from "./Row.ts"
@@ -331,9 +331,122 @@ export interface GraphOptions {
     | undefined
 }
 
+/** What the pieces of one graph handle share. */
+interface Context {
+  readonly name: string
+  readonly schema: GraphSchema
+  readonly sender: QueryPath.Sender
+  /** Span attributes of every call on this graph. */
+  readonly attributes: Readonly<Record<string, string>>
+}
+
+const queryAttributes = (context: Context, command: QueryCommand) => ({
+  ...context.attributes,
+  "db.operation.name": command,
+  "db.read_only": command === "GRAPH.RO_QUERY"
+})
+
+/** `query` / `roQuery`: the whole result, every row decoded. */
+const wholeResult = (context: Context, command: QueryCommand, spanName: string) =>
+  Effect.fn(spanName, { attributes: queryAttributes(context, command) })(function* (
+    query: string | Cypher.Query,
+    parameters?: object,
+    options?: QueryOptions
+  ) {
+    const envelope = yield* context.sender.send(command, query, parameters, options)
+    const header = new Header(envelope.columns)
+    const rows = yield* QueryPath.decodeRange(context.schema, envelope, header, 0, envelope.rows.length, command)
+    yield* Effect.annotateCurrentSpan({
+      "db.response.returned_rows": rows.length,
+      "falkordb.execution_time_ms": envelope.statistics.executionTimeMs ?? -1
+    })
+    return { header, columns: header.columns, rows, statistics: envelope.statistics } satisfies QueryResult
+  })
+
+/** `stream` / `roStream`: the rows decoded `chunkSize` at a time, as the stream is pulled. */
+const rowStream =
+  (context: Context, command: QueryCommand, spanName: string, chunkSize: number) =>
+  (query: string | Cypher.Query, parameters?: object, options?: QueryOptions): Stream.Stream<Row, FalkorError> =>
+    Stream.unwrap(
+      context.sender.send(command, query, parameters, options).pipe(
+        Effect.withSpan(spanName, { attributes: queryAttributes(context, command) }),
+        Effect.map((envelope) => {
+          const header = new Header(envelope.columns)
+          const total = envelope.rows.length
+          return Stream.paginate(0, (from: number) => {
+            const to = Math.min(from + chunkSize, total)
+            return Effect.map(
+              QueryPath.decodeRange(context.schema, envelope, header, from, to, command),
+              (rows) => [rows, to < total ? Option.some(to) : Option.none()] as const
+            )
+          })
+        })
+      )
+    )
+
+/** `explain` / `profile`: the plan tree. */
+const planCall = (context: Context, command: "GRAPH.EXPLAIN" | "GRAPH.PROFILE") =>
+  Effect.fn(command === "GRAPH.EXPLAIN" ? "Graph.explain" : "Graph.profile", { attributes: context.attributes })(
+    function* (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) {
+      const { name, sender } = context
+      const text = yield* QueryPath.resolve(name, command, query, parameters)
+      const timeout = QueryPath.timeoutArgs(options, name, command)
+      if (timeout instanceof FalkorError) return yield* timeout
+      const reply = yield* sender.exec([command, name, text, ...timeout.args], false, timeout.client, timeout.server)
+      return yield* Effect.try({
+        try: () => parsePlan(reply, name, command),
+        catch: (e) => QueryPath.placed(e, name, command)
+      })
+    }
+  )
+
+/** The admin calls of a graph: delete, copy, slowlog, memory usage. */
+const adminCalls = (
+  context: Context,
+  clearCache: (graph: string) => void,
+  handle: (name: string) => Graph
+): Pick<Graph, "delete" | "copy" | "slowlog" | "slowlogReset" | "memoryUsage"> => {
+  const { name, sender, schema } = context
+  /** Runs a command and reads its reply with `parseReply`, failures placed on this graph. */
+  const admin = <A>(command: Command, readOnly: boolean, parseReply: (reply: Reply) => A, span: string) =>
+    sender.exec(command, readOnly, undefined).pipe(
+      Effect.flatMap((reply) =>
+        Effect.try({ try: () => parseReply(reply), catch: (e) => QueryPath.placed(e, name, String(command[0])) })
+      ),
+      Effect.withSpan(span, { attributes: context.attributes })
+    )
+  const expectOk = (what: string) => (reply: Reply) => {
+    if (!isOk(reply)) throw decodeError(`${what} did not reply OK`, name, what.split(" ")[0]!)
+  }
+  return {
+    // Cleared whatever the outcome: after a failed delete the key may still have changed.
+    delete: () =>
+      admin(["GRAPH.DELETE", name], false, expectOk("GRAPH.DELETE"), "Graph.delete").pipe(
+        Effect.ensuring(Effect.sync(() => schema.clear()))
+      ),
+    copy: (destination) => {
+      const invalidDestination = nameProblem(destination, "destination graph name")
+      if (invalidDestination !== undefined) return Effect.fail(invalidDestination)
+      return admin(["GRAPH.COPY", name, destination], false, expectOk("GRAPH.COPY"), "Graph.copy").pipe(
+        Effect.as(handle(destination)),
+        Effect.ensuring(Effect.sync(() => clearCache(destination)))
+      )
+    },
+    slowlog: () => admin(["GRAPH.SLOWLOG", name], true, (reply) => parseSlowlog(reply, name), "Graph.slowlog"),
+    slowlogReset: () =>
+      admin(["GRAPH.SLOWLOG", name, "RESET"], false, expectOk("GRAPH.SLOWLOG RESET"), "Graph.slowlogReset"),
+    memoryUsage: (options) => {
+      const samples = options?.samples === undefined ? [] : ["SAMPLES", String(options.samples)]
+      const command = ["GRAPH.MEMORY", "USAGE", name, ...samples]
+      return admin(command, true, (reply) => parseMemoryUsage(reply, name), "Graph.memoryUsage")
+    }
+  }
+}
+
 /**
- * A `Graph` over a connection and the client's schema cache. Use `FalkorDB.graph(name)`;
- * this is the constructor the client uses.
+ * A `Graph` over a connection and the client's schema cache: the query path of
+ * `internal/QueryPath` composed into the handle. Use `FalkorDB.graph(name)`; this is the
+ * constructor the client uses.
  *
  * @since 0.1.0
  * @category constructors
@@ -346,83 +459,15 @@ export const make = (
 ): Graph => {
   const schema = cache.get(name)
   const sender = QueryPath.makeSender(connection, schema, name, options, nameProblem(name, "graph name"))
-  const { exec, send } = sender
+  const context: Context = {
+    name,
+    schema,
+    sender,
+    attributes: { "db.system.name": "falkordb", "db.namespace": name, "db.client.strategy": connection.info.strategy }
+  }
   const chunkSize = options.chunkSize ?? 1024
-  const baseAttributes = {
-    "db.system.name": "falkordb",
-    "db.namespace": name,
-    "db.client.strategy": connection.info.strategy
-  }
-  const queryAttributes = (command: QueryCommand) => ({
-    ...baseAttributes,
-    "db.operation.name": command,
-    "db.read_only": command === "GRAPH.RO_QUERY"
-  })
-  /** Runs a command and reads its reply with `parseReply`, failures placed on this graph. */
-  const admin = <A>(command: Command, readOnly: boolean, parseReply: (reply: Reply) => A, span: string) =>
-    exec(command, readOnly, undefined).pipe(
-      Effect.flatMap((reply) =>
-        Effect.try({ try: () => parseReply(reply), catch: (e) => QueryPath.placed(e, name, String(command[0])) })
-      ),
-      Effect.withSpan(span, { attributes: baseAttributes })
-    )
-  const expectOk = (what: string) => (reply: Reply) => {
-    if (!isOk(reply)) throw decodeError(`${what} did not reply OK`, name, what.split(" ")[0]!)
-  }
-
-  const runQuery = (command: QueryCommand, spanName: string) =>
-    Effect.fn(spanName, { attributes: queryAttributes(command) })(function* (
-      query: string | Cypher.Query,
-      parameters?: object,
-      queryOptions?: QueryOptions
-    ) {
-      const envelope = yield* send(command, query, parameters, queryOptions)
-      const header = new Header(envelope.columns)
-      const rows = yield* QueryPath.decodeRange(schema, envelope, header, 0, envelope.rows.length, command)
-      yield* Effect.annotateCurrentSpan({
-        "db.response.returned_rows": rows.length,
-        "falkordb.execution_time_ms": envelope.statistics.executionTimeMs ?? -1
-      })
-      return { header, columns: header.columns, rows, statistics: envelope.statistics } satisfies QueryResult
-    })
-
-  const runStream =
-    (command: QueryCommand, spanName: string) =>
-    (query: string | Cypher.Query, parameters?: object, queryOptions?: QueryOptions): Stream.Stream<Row, FalkorError> =>
-      Stream.unwrap(
-        send(command, query, parameters, queryOptions).pipe(
-          Effect.withSpan(spanName, { attributes: queryAttributes(command) }),
-          Effect.map((envelope) => {
-            const header = new Header(envelope.columns)
-            const total = envelope.rows.length
-            return Stream.paginate(0, (from: number) => {
-              const to = Math.min(from + chunkSize, total)
-              return Effect.map(
-                QueryPath.decodeRange(schema, envelope, header, from, to, command),
-                (rows) => [rows, to < total ? Option.some(to) : Option.none()] as const
-              )
-            })
-          })
-        )
-      )
-
-  const stream = runStream("GRAPH.QUERY", "Graph.stream")
-  const roStream = runStream("GRAPH.RO_QUERY", "Graph.roStream")
-
-  const plan = (command: "GRAPH.EXPLAIN" | "GRAPH.PROFILE") =>
-    Effect.fn(command === "GRAPH.EXPLAIN" ? "Graph.explain" : "Graph.profile", { attributes: baseAttributes })(
-      function* (query: string | Cypher.Query, parameters?: object, queryOptions?: QueryOptions) {
-        const text = yield* QueryPath.resolve(name, command, query, parameters)
-        const timeout = QueryPath.timeoutArgs(queryOptions, name, command)
-        if (timeout instanceof FalkorError) return yield* timeout
-        const reply = yield* exec([command, name, text, ...timeout.args], false, timeout.client, timeout.server)
-        return yield* Effect.try({
-          try: () => parsePlan(reply, name, command),
-          catch: (e) => QueryPath.placed(e, name, command)
-        })
-      }
-    )
-
+  const stream = rowStream(context, "GRAPH.QUERY", "Graph.stream", chunkSize)
+  const roStream = rowStream(context, "GRAPH.RO_QUERY", "Graph.roStream", chunkSize)
   // The helper groups are made on first use: most graphs never touch them.
   let indexes: Indexes.Indexes | undefined
   let constraints: Constraints.Constraints | undefined
@@ -454,39 +499,19 @@ export const make = (
       return search
     },
     batch: (queries, batchOptions) => Batch.run(graph, connection, queries, batchOptions),
-    query: runQuery("GRAPH.QUERY", "Graph.query"),
-    roQuery: runQuery("GRAPH.RO_QUERY", "Graph.roQuery"),
+    query: wholeResult(context, "GRAPH.QUERY", "Graph.query"),
+    roQuery: wholeResult(context, "GRAPH.RO_QUERY", "Graph.roQuery"),
     stream,
     roStream,
     queryAs: typedRows(stream, name, "GRAPH.QUERY"),
     roQueryAs: typedRows(roStream, name, "GRAPH.RO_QUERY"),
-    // Cleared whatever the outcome: after a failed delete the key may still have changed.
-    delete: () =>
-      admin(["GRAPH.DELETE", name], false, expectOk("GRAPH.DELETE"), "Graph.delete").pipe(
-        Effect.ensuring(Effect.sync(() => schema.clear()))
-      ),
-    copy: (destination) => {
-      const invalidDestination = nameProblem(destination, "destination graph name")
-      if (invalidDestination !== undefined) return Effect.fail(invalidDestination)
-      return admin(["GRAPH.COPY", name, destination], false, expectOk("GRAPH.COPY"), "Graph.copy").pipe(
-        Effect.as(make(connection, cache, destination, options)),
-        Effect.ensuring(Effect.sync(() => cache.clear(destination)))
-      )
-    },
-    explain: (query, parameters) => plan("GRAPH.EXPLAIN")(query, parameters),
-    profile: plan("GRAPH.PROFILE"),
-    slowlog: () => admin(["GRAPH.SLOWLOG", name], true, (reply) => parseSlowlog(reply, name), "Graph.slowlog"),
-    slowlogReset: () =>
-      admin(["GRAPH.SLOWLOG", name, "RESET"], false, expectOk("GRAPH.SLOWLOG RESET"), "Graph.slowlogReset"),
-    memoryUsage: (memoryOptions) => {
-      const samples = memoryOptions?.samples === undefined ? [] : ["SAMPLES", String(memoryOptions.samples)]
-      return admin(
-        ["GRAPH.MEMORY", "USAGE", name, ...samples],
-        true,
-        (reply) => parseMemoryUsage(reply, name),
-        "Graph.memoryUsage"
-      )
-    },
+    explain: (query, parameters) => planCall(context, "GRAPH.EXPLAIN")(query, parameters),
+    profile: planCall(context, "GRAPH.PROFILE"),
+    ...adminCalls(
+      context,
+      (graph) => cache.clear(graph),
+      (destination) => make(connection, cache, destination, options)
+    ),
     clearSchema: () => Effect.sync(() => schema.clear())
   }
   QueryPath.register(graph, { connection, schema, sender })

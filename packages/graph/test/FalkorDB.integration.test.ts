@@ -26,10 +26,7 @@ const fresh = (db: FalkorDB.FalkorDB["Service"], name: string) =>
     .graph(name)
     .delete()
     .pipe(
-      Effect.catchIf(
-        (e) => e.reason._tag === "UnknownGraph",
-        () => Effect.void
-      ),
+      Effect.catchReason("FalkorError", "UnknownGraph", () => Effect.void),
       Effect.as(db.graph(name))
     )
 
@@ -80,6 +77,10 @@ describe.skipIf(!process.env.FALKORDB_URL)("FalkorDB integration (FALKORDB_URL)"
         assert.strictEqual(created.rows[0]!.get("s"), hostile)
         assert.strictEqual(created.statistics.nodesCreated, 1)
         assert.strictEqual(created.statistics.propertiesSet, 1)
+        // Every code point survives the round trip, a leading U+FEFF included.
+        const bom = "\uFEFF\uFEFFstarts with byte-order marks"
+        const echoed = yield* g.roQuery("RETURN $s AS s, {k: $s} AS m", { s: bom })
+        assert.deepStrictEqual(echoed.rows[0]!.values, [bom, { k: bom }])
         const listed = yield* g.roQuery("RETURN $l AS l, $m AS m", { l: [1, 2.5, "x"], m: { "my key": 1n } })
         assert.deepStrictEqual(listed.rows[0]!.values, [[1, 2.5, "x"], { "my key": 1 }])
         yield* g.delete()
