@@ -298,6 +298,36 @@ describe("FalkorDBMock", () => {
   )
 })
 
+describe("exact text through a real socket", () => {
+  it.effect("a leading U+FEFF survives the round trip: parameter out, value, label, key and column back", () =>
+    Effect.gen(function* () {
+      const bom = "\uFEFF"
+      const mock = yield* FalkorDBMock.make([
+        {
+          query: `RETURN $s AS ${bom}col`,
+          respond: (call) => ({
+            rows: [{ [`${bom}col`]: new Node(0, [`${bom}Label`], { [`${bom}key`]: call.parameters.s as string }) }]
+          })
+        }
+      ])
+      const server = yield* RespTestServer.make({ handler: FalkorDBMock.handler(mock) })
+      const client = FalkorDBModule.layerFromRedis.pipe(Layer.provide(RedisConnection.layerSingle({ url: server.url })))
+      const sent = `${bom}${bom}hello`
+      const result = yield* Effect.provide(
+        Effect.gen(function* () {
+          const db = yield* FalkorDB
+          return yield* db.graph("g").roQuery(`RETURN $s AS ${bom}col`, { s: sent })
+        }),
+        client
+      )
+      assert.deepStrictEqual(result.columns, [`${bom}col`])
+      assert.deepStrictEqual(result.rows[0]!.getAt(0), new Node(0, [`${bom}Label`], { [`${bom}key`]: sent }))
+      const [call] = yield* mock.calls
+      assert.strictEqual(call!.parameters.s, sent)
+    })
+  )
+})
+
 describe("the CYPHER prefix reader", () => {
   const wellFormed = (s: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s)
   const parameter = fc.letrec((tie) => ({

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as CompactEncoder from "../src/CompactEncoder.ts"
 import * as FalkorDBMock from "../src/FalkorDBMock.ts"
+import * as RedisMock from "../src/RedisMock.ts"
 import * as RespTestServer from "../src/RespTestServer.ts"
 
 const tables = new CompactEncoder.SchemaTables()
@@ -171,5 +172,37 @@ describe("FalkorDBMock layers", () => {
       assert.include(failed.message, "FalkorDBMock.layerFromRedis")
       assert.include(failed.message, "RedisMock.layer()")
     }).pipe(Effect.provide(FalkorDBMock.layer()))
+  )
+
+  it.effect("over RedisMock: pipelines and withExclusive send each command to its side, in order", () =>
+    Effect.gen(function* () {
+      const redis = yield* RedisConnection.RedisConnection
+      const replies = yield* redis.pipeline([
+        ["SET", "k", "1"],
+        ["GRAPH.RO_QUERY", "g", "RETURN 1 AS one", "--compact"],
+        ["INCR", "k"]
+      ])
+      assert.strictEqual(replies.length, 3)
+      assert.strictEqual(replies[2], 2)
+      assert.isTrue(Array.isArray(replies[1]), "the graph reply is a compact result")
+      const inTransaction = yield* redis.withExclusive((connection) =>
+        Effect.gen(function* () {
+          yield* connection.execute(["MULTI"])
+          yield* connection.execute(["INCR", "k"])
+          const exec = yield* connection.execute(["EXEC"])
+          const graph = yield* connection.execute(["GRAPH.RO_QUERY", "g", "RETURN 1 AS one", "--compact"])
+          return [exec, Array.isArray(graph)] as const
+        })
+      )
+      assert.deepStrictEqual(inTransaction, [[3], true])
+      const mock = yield* FalkorDBMock.FalkorDBMock
+      assert.strictEqual((yield* mock.calls).length, 2)
+    }).pipe(
+      Effect.provide(
+        FalkorDBMock.layerFromRedis([{ query: "RETURN 1 AS one", rows: [{ one: 1 }] }]).pipe(
+          Layer.provide(RedisMock.layer())
+        )
+      )
+    )
   )
 })
