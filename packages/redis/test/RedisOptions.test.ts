@@ -1,6 +1,7 @@
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { assert, describe, it } from "@effect/vitest"
 import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -179,6 +180,64 @@ describe("RedisOptions", () => {
       }).pipe(Effect.provide(live))
       assert.strictEqual(info.strategy, "pooled")
       assert.strictEqual(info.target, `127.0.0.1:${server.port}/1`)
+    })
+  )
+
+  it.effect("layerConfig reads every option layerFromOptions takes (each invalid value is reported by its field)", () =>
+    Effect.gen(function* () {
+      // Port 1: nothing connects; validation must fail first, naming the field it read.
+      const url = "redis://127.0.0.1:1"
+      const zero = Config.succeed(Duration.zero)
+      const cases: ReadonlyArray<[Config.Wrap<RedisConnection.ConfigOptions>, string]> = [
+        [{ url: Config.succeed("nope") }, "url"],
+        [{ url: Config.succeed(url), port: Config.succeed(0) }, "port"],
+        [{ path: Config.succeed("/tmp/x.sock"), tls: Config.succeed(true) }, "tls"],
+        [{ url: Config.succeed(url), username: Config.succeed("u") }, "password"],
+        [{ url: Config.succeed(url), database: Config.succeed(-1) }, "database"],
+        [{ url: Config.succeed(url), protocol: Config.succeed(4 as 3) }, "protocol"],
+        [{ url: Config.succeed(url), clientName: Config.succeed("a b") }, "clientName"],
+        [{ url: Config.succeed(url), connectTimeout: zero }, "connectTimeout"],
+        [{ url: Config.succeed(url), commandTimeout: zero }, "commandTimeout"],
+        [{ url: Config.succeed(url), offlineQueue: Config.succeed("drop" as "queue") }, "offlineQueue"],
+        [{ url: Config.succeed(url), offlineTimeout: zero }, "offlineTimeout"],
+        [{ url: Config.succeed(url), reconnect: { baseDelay: zero } }, "reconnect.baseDelay"],
+        [{ url: Config.succeed(url), reconnect: { maxDelay: zero } }, "reconnect.maxDelay"],
+        [{ url: Config.succeed(url), closeTimeout: zero }, "closeTimeout"],
+        [{ url: Config.succeed(url), stallTimeout: zero }, "stallTimeout"],
+        [{ url: Config.succeed(url), window: Config.succeed(0) }, "window"],
+        [{ url: Config.succeed(url), maxReplyBytes: Config.succeed(0) }, "maxReplyBytes"],
+        [{ url: Config.succeed(url), strategy: Config.succeed("pooled"), size: Config.succeed(0) }, "size"],
+        [{ url: Config.succeed(url), connections: Config.succeed(0) }, "connections"],
+        [{ url: Config.succeed(url), routing: Config.succeed("x" as "key") }, "routing"],
+        [{ url: Config.succeed(url), strategy: Config.succeed("x" as "single") }, "strategy"],
+        // An option of another strategy is refused, not ignored.
+        [{ url: Config.succeed(url), strategy: Config.succeed("single"), size: Config.succeed(3) }, "size"],
+        [{ url: Config.succeed(url), strategy: Config.succeed("pooled"), routing: Config.succeed("key") }, "routing"],
+        [{ url: Config.succeed(url), size: Config.succeed(3) }, "size"]
+      ]
+      for (const [config, field] of cases) {
+        const error = yield* configError(Effect.scoped(Layer.build(RedisConnection.layerConfig(config))))
+        assert.strictEqual(error.field, field, JSON.stringify(Object.keys(config)))
+      }
+    })
+  )
+
+  it.live("layerFromOptions: defaults fill what options leave undefined, only where they apply", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.make()
+      const defaults = { connections: 3, routing: "spread" as const }
+      const infoOf = (options: RedisConnection.LayerOptions) =>
+        Effect.gen(function* () {
+          const redis = yield* RedisConnection.RedisConnection
+          assert.strictEqual(yield* redis.execute(["PING"]), "PONG")
+          return redis.info
+        }).pipe(Effect.provide(RedisConnection.layerFromOptions(options, defaults)))
+      const multiplexed = yield* infoOf({ url: server.url, routing: undefined })
+      assert.deepInclude(multiplexed, { strategy: "multiplexed", connections: 3, routing: "spread" })
+      const single = yield* infoOf({ url: server.url, strategy: "single" })
+      assert.deepInclude(single, { strategy: "single", connections: 1 })
+      const pooled = yield* infoOf({ url: server.url, strategy: "pooled", size: 2 })
+      assert.deepInclude(pooled, { strategy: "pooled", connections: 2 })
     })
   )
 })

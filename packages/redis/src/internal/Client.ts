@@ -489,7 +489,17 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
 
 /** A pool of connections; each call borrows one for itself. */
 export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions, size: number) {
-  const pool = yield* Pool.make({ acquire: makeEngine(resolved), size })
+  // The pool's engines, so that closing can tell each to stop admitting before it waits.
+  const engines = new Set<Engine>()
+  const acquire = Effect.tap(makeEngine(resolved), (engine) =>
+    Effect.andThen(
+      Effect.sync(() => engines.add(engine)),
+      Effect.addFinalizer(() => Effect.sync(() => engines.delete(engine)))
+    )
+  )
+  const pool = yield* Pool.make({ acquire, size })
+  // Background work of this client (a submitted command's borrow) lives in its scope.
+  const clientScope = yield* Effect.scope
   // Surface a wrong address at construction instead of at the first call.
   yield* Effect.scoped(Pool.get(pool))
   /**
@@ -504,6 +514,8 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => {
       closing = true
+      // Calls that cannot complete (their connection is down) fail now, not after closeTimeout.
+      for (const engine of engines) engine.stopAdmitting()
       if (active === 0) return Effect.void
       return Effect.timeoutOption(
         Effect.callback<void>((resume) => {
@@ -612,7 +624,11 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         const future = yield* engineSubmit(engine, command, options).pipe(
           Effect.onError(() => Scope.close(scope, Exit.void))
         )
-        yield* future.await.pipe(Effect.exit, Effect.andThen(Scope.close(scope, Exit.void)), Effect.forkDetach)
+        yield* future.await.pipe(
+          Effect.exit,
+          Effect.ensuring(Scope.close(scope, Exit.void)),
+          Effect.forkIn(clientScope)
+        )
         return future
       }),
     pipeline: (commands, options) =>

@@ -900,15 +900,24 @@ export class Engine {
   }
 
   /**
+   * The first step of a close: refuse new commands, and fail at once those that cannot be
+   * sent (no connection). Later, a loss of the connection fails the unwritten ones at once
+   * too (see `supervise`), so a close never waits for what cannot complete.
+   */
+  stopAdmitting(): void {
+    this.closing = true
+    this.clearOfflineTimer()
+    if (!this.online)
+      this.failUnwritten(this.closedError(false, "closed while disconnected; the command was never sent"))
+  }
+
+  /**
    * Stops admitting, waits for what is owed (bounded by `closeTimeout`), then closes and
    * fails the rest. Commands that cannot complete (no connection to send them on) fail at
    * once instead of running out `closeTimeout`.
    */
   readonly close: Effect.Effect<void> = Effect.gen({ self: this }, function* () {
-    this.closing = true
-    this.clearOfflineTimer()
-    if (!this.online)
-      this.failUnwritten(this.closedError(false, "closed while disconnected; the command was never sent"))
+    this.stopAdmitting()
     if (this.window.inUse > 0) {
       yield* Effect.timeoutOption(this.window.awaitIdle, this.options.closeTimeout)
     }
