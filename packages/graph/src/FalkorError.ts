@@ -3,7 +3,7 @@
  * `FalkorError` whose `reason` is one of the tagged reason classes below, each carrying
  * only its own fields. `message`, `hint` and `isRetryable` come from the reason, so
  *
- * ```ts
+ * ```ts skip-type-checking
  * Effect.catchReason("FalkorError", "UnknownGraph", () => Effect.succeed([]))
  * Effect.catchReasons("FalkorError", { Timeout: (r) => …, Backpressure: (r) => … })
  * ```

@@ -24,7 +24,7 @@ import * as Batch from "./Batch.ts"
 import * as Constraints from "./Constraints.ts"
 import type * as Cypher from "./Cypher.ts"
 import { FalkorError, InvalidArgument, RowDecode } from "./FalkorError.ts"
-import type { SchemaKind } from "./internal/CompactReply.ts"
+import type * as InternalCompactReply from "./internal/CompactReply.ts"
 import { malformed as decodeError } from "./internal/errors.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
 import type { QueryCommand } from "./internal/QueryPath.ts"
@@ -271,7 +271,7 @@ export interface Graph {
  * @since 0.1.0
  * @category models
  */
-export type { SchemaKind }
+export type SchemaKind = InternalCompactReply.SchemaKind
 
 /**
  * What the client knows of a graph's schema: a read-only view of its cache.
