@@ -171,6 +171,91 @@ export const toMarkdown = (rows: ReadonlyArray<DecoderRow>): string => {
   return lines.join("\n")
 }
 
+/**
+ * One row of the unterminated-line measurement.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LineRow {
+  readonly megabytes: number
+  readonly millis: number
+  readonly bulkMillis: number
+}
+
+/** Feeds `+`, `bytes` of text without CRLF in 64 KiB chunks, then the CRLF; returns seconds. */
+const timeLine = (megabytes: number, bulk: boolean): number => {
+  const size = megabytes * 1024 * 1024
+  const body = Buffer.alloc(size, 0x61)
+  const chunks = chunked(body, 65536)
+  let seen = 0
+  const decoder = new Decoder(
+    () => {
+      seen++
+    },
+    // A hostile peer's line: the cap is raised so the decoder has to hold all of it.
+    { maxLineLength: 64 * 1024 * 1024 }
+  )
+  const start = process.hrtime.bigint()
+  decoder.feed(Buffer.from(bulk ? `$${size}\r\n` : "+"))
+  for (const chunk of chunks) decoder.feed(chunk)
+  decoder.feed(Buffer.from("\r\n"))
+  const elapsed = Number(process.hrtime.bigint() - start) / 1e9
+  if (seen !== 1) throw new Error(`decoded ${seen} replies instead of 1`)
+  return elapsed
+}
+
+/**
+ * A line without CRLF that arrives in 64 KiB chunks must cost time linear in its length
+ * (the decoder examines each chunk once and joins once): 16 MB should take about twice
+ * 8 MB. A bulk string of the same size is shown alongside. Medians of interleaved runs.
+ *
+ * @since 0.1.0
+ * @category benchmarks
+ */
+export const runLines = (options: { readonly runs?: number } = {}): ReadonlyArray<LineRow> => {
+  const runs = options.runs ?? 5
+  const sizes = [8, 16]
+  timeLine(8, false)
+  timeLine(8, true)
+  const lines = sizes.map(() => [] as Array<number>)
+  const bulks = sizes.map(() => [] as Array<number>)
+  for (let i = 0; i < runs; i++) {
+    sizes.forEach((size, k) => {
+      lines[k]!.push(timeLine(size, false))
+      bulks[k]!.push(timeLine(size, true))
+    })
+  }
+  return sizes.map((megabytes, k) => ({
+    megabytes,
+    millis: median(lines[k]!) * 1000,
+    bulkMillis: median(bulks[k]!) * 1000
+  }))
+}
+
+/**
+ * Renders the unterminated-line rows, with the 16 MB ÷ 8 MB ratio.
+ *
+ * @since 0.1.0
+ * @category benchmarks
+ */
+export const linesToMarkdown = (rows: ReadonlyArray<LineRow>): string => {
+  const lines = [
+    "Unterminated line (`+` and N MB without CRLF in 64 KiB chunks, then CRLF; the cap raised to 64 MiB):",
+    "",
+    "| MB | line ms | bulk string of the same size ms |",
+    "|---:|---:|---:|"
+  ]
+  for (const r of rows) lines.push(`| ${r.megabytes} | ${r.millis.toFixed(1)} | ${r.bulkMillis.toFixed(1)} |`)
+  const [eight, sixteen] = rows
+  if (eight !== undefined && sixteen !== undefined) {
+    lines.push("", `16 MB ÷ 8 MB: ${(sixteen.millis / eight.millis).toFixed(2)}x (linear: about 2x)`)
+  }
+  return lines.join("\n")
+}
+
 if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {
-  console.log(toMarkdown(run({ runs: process.argv.includes("--quick") ? 3 : 7 })))
+  const quick = process.argv.includes("--quick")
+  console.log(toMarkdown(run({ runs: quick ? 3 : 7 })))
+  console.log(`\n${linesToMarkdown(runLines({ runs: quick ? 3 : 5 }))}`)
 }

@@ -78,6 +78,7 @@ const program = Effect.gen(function* () {
   }
   if (wanted("decoder")) {
     yield* emit(`### RESP decoder\n\n${Decoder.toMarkdown(Decoder.run({ runs: settings.decoderRuns }))}`)
+    yield* emit(Decoder.linesToMarkdown(Decoder.runLines({ runs: settings.decoderRuns })))
   }
   if (wanted("graph")) {
     const graph = yield* graphDecode

@@ -21,6 +21,12 @@ import { AttributedReply, ErrorReply, MapReply, PushReply, type Reply, SetReply,
 export interface DecoderOptions {
   /** Largest accepted bulk/verbatim/bulk-error payload in bytes. Default 512 MiB. */
   readonly maxBulkLength?: number
+  /**
+   * Longest accepted line (simple string, error, integer, double, big number, or the length
+   * line of a bulk or aggregate), in bytes without its type byte and CRLF. Default 64 KiB:
+   * such lines from Redis are short, and a peer that never ends a line is refused early.
+   */
+  readonly maxLineLength?: number
   /** Largest accepted aggregate element count. Default 2^31 − 1. */
   readonly maxAggregateLength?: number
   /** Deepest accepted aggregate nesting. Default 128. */
@@ -39,7 +45,8 @@ interface Frame {
 const CR = 13
 const LF = 10
 const latin1 = new TextDecoder("latin1")
-const utf8 = new TextDecoder("utf-8")
+// ignoreBOM: a leading U+FEFF is part of the value, not a byte-order mark to strip.
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 const EMPTY = new Uint8Array(0)
 
 /** Short ASCII lines ("OK", "QUEUED") are built directly: far cheaper than a TextDecoder call. */
@@ -68,6 +75,7 @@ const INCOMPLETE = Symbol("incomplete")
 export class Decoder {
   private readonly onReply: (reply: Reply) => void
   private readonly maxBulkLength: number
+  private readonly maxLineLength: number
   private readonly maxAggregateLength: number
   private readonly maxDepth: number
 
@@ -84,19 +92,40 @@ export class Decoder {
   private need = 0
   private parts: Array<Uint8Array> = []
   private partsLength = 0
+  /**
+   * While a line without its CRLF is held (in `parts`): each chunk is scanned once for CR or
+   * LF and kept, and the line is joined only when its end may have arrived, so an unterminated
+   * line costs time linear in its length, not quadratic.
+   */
+  private lineHeld = false
+  /** The held line's last byte was CR: the next byte decides. */
+  private lineEndsInCR = false
+  /** Set by `lineEnd` when it ran out of bytes before a CRLF. */
+  private lineOpen = false
+  private scannedCount = 0
+  private copiedCount = 0
   private failure: ProtocolError | undefined = undefined
   private errorAt: { reason: ProtocolErrorReason; detail: string; offset: number } | undefined
 
   constructor(onReply: (reply: Reply) => void, options?: DecoderOptions) {
     this.onReply = onReply
     this.maxBulkLength = options?.maxBulkLength ?? 512 * 1024 * 1024
+    this.maxLineLength = options?.maxLineLength ?? 64 * 1024
     this.maxAggregateLength = options?.maxAggregateLength ?? 2 ** 31 - 1
     this.maxDepth = options?.maxDepth ?? 128
   }
 
   /** Bytes of an incomplete element currently held. */
   get buffered(): number {
-    return this.need > 0 ? this.partsLength : this.buffer.length - this.position
+    return this.need > 0 || this.lineHeld ? this.partsLength : this.buffer.length - this.position
+  }
+
+  /**
+   * Work counters, for tests and diagnostics: bytes examined while looking for line ends, and
+   * bytes copied to join chunks. Both grow linearly with the input, whatever its chunking.
+   */
+  get work(): { readonly scanned: number; readonly copied: number } {
+    return { scanned: this.scannedCount, copied: this.copiedCount }
   }
 
   /** Forgets all state, including a previous failure. */
@@ -113,6 +142,23 @@ export class Decoder {
     this.need = 0
     this.parts = []
     this.partsLength = 0
+    this.lineHeld = false
+    this.lineEndsInCR = false
+    this.lineOpen = false
+  }
+
+  /** Joins the held parts into one buffer (one copy). */
+  private joinParts(): void {
+    const joined = new Uint8Array(this.partsLength)
+    let at = 0
+    for (const part of this.parts) {
+      joined.set(part, at)
+      at += part.length
+    }
+    this.copiedCount += this.partsLength
+    this.parts = []
+    this.partsLength = 0
+    this.buffer = joined
   }
 
   /**
@@ -121,27 +167,40 @@ export class Decoder {
    */
   feed(chunk: Uint8Array): ProtocolError | undefined {
     if (this.failure !== undefined) return this.failure
-    if (this.need > 0) {
+    if (this.lineHeld) {
+      // Only the new chunk is examined: CR or LF in it (or a CR ending the held part) means
+      // the line may end here, so it is joined once and parsed; otherwise it stays held.
+      this.parts.push(chunk)
+      this.partsLength += chunk.length
+      this.scannedCount += chunk.length
+      if (!this.lineEndsInCR && chunk.indexOf(CR) === -1 && chunk.indexOf(LF) === -1) {
+        // The held part starts with the type byte; the line is what follows it.
+        if (this.partsLength - 1 > this.maxLineLength) {
+          return this.failWith(
+            "LineTooLong",
+            `line longer than the limit ${this.maxLineLength} (maxLineLength) without CRLF`,
+            this.base + 1
+          )
+        }
+        return undefined
+      }
+      this.lineHeld = false
+      this.lineEndsInCR = false
+      this.joinParts()
+    } else if (this.need > 0) {
       // Gather the chunks of a large bulk and concatenate once, when all of it is here.
       this.parts.push(chunk)
       this.partsLength += chunk.length
       if (this.partsLength < this.need) return undefined
-      const joined = new Uint8Array(this.partsLength)
-      let at = 0
-      for (const part of this.parts) {
-        joined.set(part, at)
-        at += part.length
-      }
-      this.parts = []
-      this.partsLength = 0
       this.need = 0
       this.base += this.position
-      this.buffer = joined
+      this.joinParts()
     } else if (this.position < this.buffer.length) {
       const rest = this.buffer.length - this.position
       const joined = new Uint8Array(rest + chunk.length)
       joined.set(this.buffer.subarray(this.position), 0)
       joined.set(chunk, rest)
+      this.copiedCount += rest + chunk.length
       this.base += this.position
       this.buffer = joined
     } else {
@@ -151,21 +210,29 @@ export class Decoder {
     this.position = 0
     while (this.position < this.buffer.length) {
       const start = this.position
+      this.lineOpen = false
       const value = this.parseElement()
       if (value === INCOMPLETE) {
         if (this.errorAt !== undefined) {
           const e = this.errorAt
-          this.failure = new ProtocolError(e.reason, e.detail, e.offset)
-          this.stack = []
-          this.buffer = EMPTY
-          this.position = 0
-          return this.failure
+          return this.failWith(e.reason, e.detail, e.offset)
         }
         this.position = start
         if (this.need > 0) {
           const held = this.buffer.subarray(start)
           this.parts = [held]
           this.partsLength = held.length
+        } else if (this.lineOpen) {
+          // The element's first line has no CRLF yet: hold it (see `lineHeld`).
+          const held = this.buffer.subarray(start)
+          this.parts = [held]
+          this.partsLength = held.length
+          this.lineHeld = true
+          this.lineEndsInCR = held[held.length - 1] === CR
+          this.base += start
+          this.buffer = EMPTY
+          this.position = 0
+          return undefined
         }
         break
       }
@@ -177,6 +244,18 @@ export class Decoder {
       this.position = 0
     }
     return undefined
+  }
+
+  /** Enters the failed state (until `reset`). */
+  private failWith(reason: ProtocolErrorReason, detail: string, offset: number): ProtocolError {
+    this.failure = new ProtocolError(reason, detail, offset)
+    this.stack = []
+    this.buffer = EMPTY
+    this.position = 0
+    this.parts = []
+    this.partsLength = 0
+    this.lineHeld = false
+    return this.failure
   }
 
   private fail(reason: ProtocolErrorReason, detail: string, at: number): typeof INCOMPLETE {
@@ -232,12 +311,16 @@ export class Decoder {
   /** Finds the CRLF ending the line that starts at `from`; -1 when not yet received. */
   private lineEnd(from: number): number {
     const buffer = this.buffer
-    // A line (simple string, error, length) is bounded like a bulk, so a peer that never sends
-    // CRLF cannot make the decoder hold unbounded memory.
-    const limit = Math.min(buffer.length, from + this.maxBulkLength + 1)
+    // Lines are capped (maxLineLength), so a peer that never sends CRLF cannot make the
+    // decoder hold much memory, nor pass a huge line off as a reply.
+    const limit = Math.min(buffer.length, from + this.maxLineLength + 1)
     for (let i = from; i < limit; i++) {
       if (buffer[i] === CR) {
-        if (i + 1 >= buffer.length) return -1
+        this.scannedCount += i - from + 1
+        if (i + 1 >= buffer.length) {
+          this.lineOpen = true
+          return -1
+        }
         if (buffer[i + 1] !== LF) {
           this.fail("MissingCRLF", "expected LF after CR", i + 1)
           return -2
@@ -249,10 +332,12 @@ export class Decoder {
         return -2
       }
     }
-    if (limit < buffer.length || buffer.length - from > this.maxBulkLength) {
-      this.fail("LineTooLong", `line longer than the limit ${this.maxBulkLength} without CRLF`, from)
+    this.scannedCount += limit - from
+    if (limit < buffer.length || buffer.length - from > this.maxLineLength) {
+      this.fail("LineTooLong", `line longer than the limit ${this.maxLineLength} (maxLineLength) without CRLF`, from)
       return -2
     }
+    this.lineOpen = true
     return -1
   }
 
@@ -299,8 +384,10 @@ export class Decoder {
     const negative = buffer[i] === 45
     if (negative) i++
     const digits = i
+    // At most 16 digits are looked at: longer numbers take the general path.
+    const limit = Math.min(buffer.length, digits + 16)
     let n = 0
-    for (; i < buffer.length; i++) {
+    for (; i < limit; i++) {
       const d = buffer[i]! - 48
       if (d < 0 || d > 9) break
       n = n * 10 + d

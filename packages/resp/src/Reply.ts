@@ -161,7 +161,8 @@ export type Reply =
   | VerbatimReply
   | AttributedReply
 
-const utf8 = new TextDecoder("utf-8")
+// ignoreBOM: a leading U+FEFF is part of the value, not a byte-order mark to strip.
+const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 
 /**
  * Reads a string-like reply (simple, bulk or verbatim string, or a number) as text;

@@ -7,6 +7,7 @@ import {
   MapReply,
   PushReply,
   type Reply,
+  replyToString,
   SetReply,
   VerbatimReply
 } from "@effect-falkordb/resp/Reply"
@@ -257,10 +258,94 @@ describe("Decoder", () => {
     assert.strictEqual(decodeChunks([bytes("*1\r\n".repeat(5))], { maxDepth: 4 }).error?.reason, "TooDeep")
     assert.isUndefined(decodeChunks([bytes("*1\r\n".repeat(4) + ":1\r\n")], { maxDepth: 4 }).error)
     // A line that never ends is refused once it passes the limit, also when it arrives in pieces.
-    const endless = decodeChunks([bytes("+aaaaaa"), bytes("aaaaaa")], { maxBulkLength: 10 })
+    const endless = decodeChunks([bytes("+aaaaaa"), bytes("aaaaaa")], { maxLineLength: 10 })
     assert.strictEqual(endless.error?.reason, "LineTooLong")
     assert.strictEqual(endless.error?.offset, 1)
-    assert.isUndefined(decodeChunks([bytes("+aaaaaaaaaa\r\n")], { maxBulkLength: 10 }).error)
+    assert.isUndefined(decodeChunks([bytes("+aaaaaaaaaa\r\n")], { maxLineLength: 10 }).error)
+    const late = decodeChunks([bytes(":1\r\n+aaaaaa"), bytes("aaaaaa\r\n")], { maxLineLength: 10 })
+    assert.strictEqual(late.error?.reason, "LineTooLong")
+    assert.strictEqual(late.error?.offset, 5)
+  })
+
+  it("caps lines at maxLineLength (64 KiB by default), apart from bulk payloads", () => {
+    const cap = 64 * 1024
+    for (const type of ["+", "-", ":", "$", "*", ","]) {
+      // One byte over the cap fails, whether it arrives whole or in pieces; no CRLF needed.
+      const over = bytes(type + "1".repeat(cap + 1))
+      for (const chunks of [
+        [over],
+        [over.subarray(0, 1000), over.subarray(1000)],
+        [over.subarray(0, cap), over.subarray(cap)]
+      ]) {
+        const { error, replies } = decodeChunks(chunks)
+        assert.strictEqual(error?.reason, "LineTooLong", type)
+        assert.strictEqual(error?.offset, 1)
+        assert.strictEqual(replies.length, 0)
+      }
+      // Nested in an aggregate, the offset is the line's own.
+      const nested = decodeChunks([bytes("*2\r\n:1\r\n"), over])
+      assert.strictEqual(nested.error?.reason, "LineTooLong")
+      assert.strictEqual(nested.error?.offset, 9)
+    }
+    const atCap = "a".repeat(cap)
+    assert.deepStrictEqual(decodeChunks([bytes(`+${atCap}\r\n`)]).replies, [atCap])
+    // A bulk payload is bounded by maxBulkLength, not by the line cap.
+    const big = "b".repeat(cap * 4)
+    const bulk = decodeChunks([bytes(`$${big.length}\r\n${big}\r\n`)], { maxLineLength: 16 })
+    assert.strictEqual(text(bulk.replies[0] as Uint8Array), big)
+    assert.strictEqual(
+      decodeChunks([bytes(`+${"x".repeat(17)}\r\n`)], { maxLineLength: 16 }).error?.reason,
+      "LineTooLong"
+    )
+  })
+
+  it("decodes an unterminated line in work linear in its length: each chunk is examined once", () => {
+    // Feeds `+` and n bytes without CRLF in 64 KiB chunks, then the CRLF and one more reply.
+    const measure = (n: number, chunk: number) => {
+      const replies: Array<Reply> = []
+      const decoder = new Decoder((reply) => replies.push(reply), { maxLineLength: 64 * 1024 * 1024 })
+      const body = new Uint8Array(n).fill(0x61)
+      assert.isUndefined(decoder.feed(bytes("+")))
+      for (let at = 0; at < n; at += chunk) assert.isUndefined(decoder.feed(body.subarray(at, at + chunk)))
+      assert.strictEqual(decoder.buffered, n + 1)
+      const held = decoder.work
+      assert.isUndefined(decoder.feed(bytes("\r\n:7\r\n")))
+      assert.strictEqual(replies.length, 2)
+      assert.strictEqual((replies[0] as string).length, n)
+      assert.strictEqual(replies[1], 7)
+      return { held, done: decoder.work }
+    }
+    const mib = 1024 * 1024
+    const eight = measure(8 * mib, 64 * 1024)
+    const sixteen = measure(16 * mib, 64 * 1024)
+    // While held: every byte examined once for CR/LF (plus the first chunk's own scan), never copied.
+    assert.isAtMost(eight.held.scanned, 8 * mib + 64 * 1024 + 1)
+    assert.strictEqual(eight.held.copied, 0)
+    // In total: one join and one final scan of the whole line.
+    assert.isAtMost(eight.done.scanned, 2 * (8 * mib + 64 * 1024 + 16))
+    assert.isAtMost(eight.done.copied, 8 * mib + 16)
+    // Twice the line, twice the work (the old decoder re-copied and re-scanned the held line per chunk: 4x).
+    assert.closeTo(sixteen.done.scanned / eight.done.scanned, 2, 0.01)
+    assert.closeTo(sixteen.done.copied / eight.done.copied, 2, 0.01)
+    // Byte by byte too.
+    const small = measure(20_000, 1)
+    assert.isAtMost(small.done.scanned, 2 * 20_000 + 16)
+    assert.isAtMost(small.done.copied, 20_000 + 16)
+  })
+
+  it("keeps a leading U+FEFF in every decoded text (no BOM stripping)", () => {
+    const bom = "\uFEFF"
+    const long = `${bom}${"é".repeat(40)}`
+    const replies = decodeChunks([
+      bytes(`+${bom}hi\r\n+${long}\r\n-${bom}ERR x\r\n!${bytes(`${bom}SYNTAX`).length}\r\n${bom}SYNTAX\r\n`)
+    ]).replies
+    assert.strictEqual(replies[0], `${bom}hi`)
+    assert.strictEqual(replies[1], long)
+    assert.strictEqual((replies[2] as ErrorReply).message, `${bom}ERR x`)
+    assert.strictEqual((replies[3] as ErrorReply).message, `${bom}SYNTAX`)
+    const payload = bytes(`${bom}text`)
+    assert.strictEqual(replyToString(payload), `${bom}text`)
+    assert.strictEqual(replyToString(new VerbatimReply("txt", payload)), `${bom}text`)
   })
 
   it("never throws on random garbage", () => {
