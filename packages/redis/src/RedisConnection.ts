@@ -214,7 +214,7 @@ export const makeMultiplexed = Effect.fn("RedisConnection.makeMultiplexed")(func
       `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
     )
   }
-  const { service } = yield* Client.makeMultiplexed(resolved, connections, routing ?? "spread")
+  const { service } = yield* Client.makeMultiplexed(resolved, connections, routing)
   return service
 })
 

@@ -76,12 +76,30 @@ export interface RedisOptions {
    */
   readonly stallTimeout?: Duration.Input | undefined
   /**
+   * Dead-peer rule, on by default: a connection whose next owed reply belongs to a caller
+   * who already timed out, and that has received no byte for this long, is presumed dead
+   * (half-open, or a peer that stopped mid-reply), torn down (what it owed fails with
+   * `written: true`) and replaced. A command whose caller is still waiting is never cut,
+   * however long it runs. Default `max(2 × commandTimeout, 10 seconds)` (10 seconds when
+   * `commandTimeout` is `"Infinity"`); `"Infinity"` turns it off. A pooled connection that
+   * still owes such a reply is replaced before it is lent again.
+   */
+  readonly deadPeerTimeout?: Duration.Input | undefined
+  /**
    * Commands allowed queued + in flight per connection (the FullDuplexWindow). Default 65536.
    * A full window suspends callers; it bounds memory.
    */
   readonly window?: number | undefined
   /** Largest bulk reply accepted, in bytes. Default 512 MiB (the Redis limit). */
   readonly maxReplyBytes?: number | undefined
+  /**
+   * Longest line accepted in a reply (a simple string, an error, a number, the length line
+   * of a bulk or aggregate), in bytes. Default 64 KiB: Redis sends such lines short, so a
+   * longer one means a broken or hostile peer. It fails that connection with a
+   * `RedisProtocolError` (its in-flight commands fail, the engine reconnects). Bulk payloads
+   * are bounded by `maxReplyBytes` instead.
+   */
+  readonly maxLineLength?: number | undefined
 }
 
 /**
@@ -110,8 +128,11 @@ export interface ResolvedOptions {
   readonly closeTimeout: number
   /** `Infinity` when the stall detector is off. */
   readonly stallTimeout: number
+  /** `Infinity` when the dead-peer rule is off. */
+  readonly deadPeerTimeout: number
   readonly window: number
   readonly maxReplyBytes: number
+  readonly maxLineLength: number
   /** `host:port/db` or `unix:path/db`: the stable name of the server. */
   readonly target: string
 }
@@ -305,8 +326,15 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
       `commandTimeout (${commandTimeout} ms) must be < stallTimeout (${stallTimeout} ms), or a slow command would tear down the shared connection; raise stallTimeout or lower commandTimeout`
     )
   }
+  const deadPeerTimeout = yield* durationMillis(
+    "deadPeerTimeout",
+    options.deadPeerTimeout,
+    commandTimeout === Number.POSITIVE_INFINITY ? 10_000 : Math.max(2 * commandTimeout, 10_000),
+    true
+  )
   const window = yield* positiveInteger("window", options.window, DEFAULT_WINDOW)
   const maxReplyBytes = yield* positiveInteger("maxReplyBytes", options.maxReplyBytes, 512 * 1024 * 1024)
+  const maxLineLength = yield* positiveInteger("maxLineLength", options.maxLineLength, 64 * 1024)
   const address =
     path !== undefined ? { _tag: "Unix" as const, path } : { _tag: "Tcp" as const, host, port: port as number }
   const target = address._tag === "Unix" ? `unix:${address.path}/${database}` : `${host}:${port}/${database}`
@@ -326,8 +354,10 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     reconnectMaxDelay,
     closeTimeout,
     stallTimeout,
+    deadPeerTimeout,
     window,
     maxReplyBytes,
+    maxLineLength,
     target
   }
   return resolved

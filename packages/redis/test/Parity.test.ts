@@ -117,6 +117,8 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
             if (neverSent) assert.strictEqual(value, null, `SET ${i} was never sent, so it never ran`)
             else if (i % 4 === 3 && value === null)
               return // interrupted before it was written
+            else if (kind === "pooled8" && i % 4 === 1 && value === null)
+              return // timed out: its pooled connection is replaced before it is lent again, so it may not have run
             else assert.strictEqual(text(value), `value-${i}`, `GET ${i}`)
           })
           const echoes = yield* Effect.forEach(

@@ -68,6 +68,15 @@ describe("RedisOptions", () => {
       assert.strictEqual(defaults.window, 65536)
       assert.strictEqual(defaults.commandTimeout, 5000)
       assert.strictEqual(defaults.connectTimeout, 10000)
+      assert.strictEqual(defaults.maxLineLength, 64 * 1024)
+      assert.strictEqual(defaults.maxReplyBytes, 512 * 1024 * 1024)
+      // The dead-peer bound: max(2 x commandTimeout, 10 s), or as set; "Infinity" turns it off.
+      assert.strictEqual(defaults.deadPeerTimeout, 10_000)
+      assert.strictEqual((yield* resolveOk({ commandTimeout: "8 seconds" })).deadPeerTimeout, 16_000)
+      assert.strictEqual((yield* resolveOk({ commandTimeout: "Infinity" })).deadPeerTimeout, 10_000)
+      assert.strictEqual((yield* resolveOk({ deadPeerTimeout: 750 })).deadPeerTimeout, 750)
+      assert.strictEqual((yield* resolveOk({ deadPeerTimeout: "Infinity" })).deadPeerTimeout, Number.POSITIVE_INFINITY)
+      assert.strictEqual((yield* resolveOk({ maxLineLength: 1024 })).maxLineLength, 1024)
     })
   )
 
@@ -91,6 +100,9 @@ describe("RedisOptions", () => {
         [{ protocol: 4 as 2 }, "protocol", "protocol must be 2 or 3 (got 4)"],
         [{ window: 0 }, "window", "window must be an integer >= 1 (got 0)"],
         [{ window: 1.5 }, "window", "window must be an integer >= 1 (got 1.5)"],
+        [{ maxLineLength: 0 }, "maxLineLength", "maxLineLength must be an integer >= 1 (got 0)"],
+        [{ maxLineLength: 2.5 }, "maxLineLength", "maxLineLength must be an integer >= 1 (got 2.5)"],
+        [{ deadPeerTimeout: 0 }, "deadPeerTimeout", "deadPeerTimeout must be > 0 (got 0 ms)"],
         [{ commandTimeout: 0 }, "commandTimeout", "commandTimeout must be > 0 (got 0 ms)"],
         [{ connectTimeout: "Infinity" }, "connectTimeout", "connectTimeout must be finite"],
         [

@@ -7,6 +7,7 @@ import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as CommandKeys from "../src/CommandKeys.ts"
+import * as RedisConnection from "../src/RedisConnection.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
 import * as Client from "../src/internal/Client.ts"
 
@@ -196,6 +197,13 @@ describe("routing validation", () => {
         assert.strictEqual(service.info.routing, "key")
         assert.strictEqual(service.info.connections, 3)
         assert.strictEqual(service.info.window, 65536)
+        // One engine and no routing set: none is reported (there is nothing to route).
+        const one = yield* RedisConnection.makeMultiplexed({ url: server.url, connections: 1 })
+        assert.isUndefined(one.info.routing)
+        assert.strictEqual(one.info.connections, 1)
+        const spread = yield* RedisConnection.makeMultiplexed({ url: server.url, connections: 1, routing: "spread" })
+        assert.strictEqual(spread.info.routing, "spread")
+        assert.isUndefined((yield* RedisConnection.makeSingle({ url: server.url })).info.routing)
       })
     )
   })

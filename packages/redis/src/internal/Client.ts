@@ -67,14 +67,15 @@ const startExecute = (
   command: Command,
   options: CommandOptions | undefined,
   validated: boolean,
-  resume: (effect: Effect.Effect<Reply, RedisError>) => void
+  resume: (effect: Effect.Effect<Reply, RedisError>) => void,
+  reportedTimeout?: number
 ): Effect.Effect<void> | undefined => {
   const invalid = (validated ? undefined : validateCommand(command)) ?? invalidTimeout(options) ?? engine.refusal()
   if (invalid !== undefined) {
     resume(Effect.fail(invalid))
     return undefined
   }
-  const request = new Request([command], false, 1, timeoutOf(options, engine.options))
+  const request = new Request([command], false, 1, timeoutOf(options, engine.options), reportedTimeout)
   if (engine.window.tryTake(1)) {
     request.resume = resume
     engine.enqueue(request)
@@ -90,19 +91,25 @@ const startExecute = (
   return undefined
 }
 
-/** Sends one command on an engine and waits; an interrupted caller's unwritten command is never sent. */
+/**
+ * Sends one command on an engine and waits; an interrupted caller's unwritten command is never
+ * sent. `reportedTimeout` is the timeout its errors name when the engine runs on what is left
+ * of a larger budget (pooled).
+ */
 export const engineExecute = (
   engine: Engine,
   command: Command,
-  options: CommandOptions | undefined
+  options: CommandOptions | undefined,
+  reportedTimeout?: number
 ): Effect.Effect<Reply, RedisError> =>
-  Effect.callback<Reply, RedisError>((resume) => startExecute(engine, command, options, false, resume))
+  Effect.callback<Reply, RedisError>((resume) => startExecute(engine, command, options, false, resume, reportedTimeout))
 
 /** Sends a contiguous batch on an engine; replies include error replies as values. */
 export const enginePipeline = (
   engine: Engine,
   commands: ReadonlyArray<Command>,
-  options: CommandOptions | undefined
+  options: CommandOptions | undefined,
+  reportedTimeout?: number
 ): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
   Effect.suspend(() => {
     if (commands.length === 0) return Effect.succeed([])
@@ -123,7 +130,7 @@ export const enginePipeline = (
         })
       )
     }
-    const request = new Request(commands, true, commands.length, timeoutOf(options, engine.options))
+    const request = new Request(commands, true, commands.length, timeoutOf(options, engine.options), reportedTimeout)
     return Effect.onInterrupt(
       Effect.andThen(
         engine.admit(request),
@@ -414,7 +421,7 @@ const keyText = (key: unknown): string =>
 export const makeMultiplexed = Effect.fnUntraced(function* (
   resolved: ResolvedOptions,
   connections: number,
-  routing: "spread" | "key"
+  routing: "spread" | "key" | undefined
 ) {
   const engines: Array<Engine> = []
   for (let i = 0; i < connections; i++) engines.push(yield* makeEngine(resolved))
@@ -447,8 +454,9 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     const slot = CommandKeys.firstKeySlot(command)
     return slot === undefined ? undefined : slot % engines.length
   }
+  // No routing is allowed only for one engine, where there is nothing to choose.
   const router: Router =
-    routing === "spread"
+    routing !== "key"
       ? { forCommand: leastLoaded, forBatch: leastLoaded }
       : {
           forCommand: (command) => {
@@ -480,7 +488,8 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     strategy: "multiplexed",
     connections,
     window: resolved.window,
-    routing,
+    // Reported only when set: a one-engine client without one routes nothing.
+    ...(routing === undefined ? {} : { routing }),
     target: resolved.target,
     protocol: resolved.protocol
   }
@@ -544,19 +553,21 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
     })
   const borrow = <A>(
     options: CommandOptions | undefined,
-    f: (engine: Engine, options: CommandOptions | undefined) => Effect.Effect<A, RedisError>
+    f: (engine: Engine, options: CommandOptions | undefined, reportedTimeout?: number) => Effect.Effect<A, RedisError>
   ): Effect.Effect<A, RedisError> =>
     Effect.suspend(() => {
       const invalid = invalidTimeout(options)
       if (invalid !== undefined) return Effect.fail(invalid)
       const timeout = timeoutOf(options, resolved)
+      // A connection that still owes a reply to a caller who timed out is replaced before it is lent.
+      const lend = Effect.tap(Pool.get(pool), (engine) => engine.refresh)
       if (timeout === Number.POSITIVE_INFINITY) {
-        return track(Effect.scoped(Effect.flatMap(Pool.get(pool), (e) => f(e, options))))
+        return track(Effect.scoped(Effect.flatMap(lend, (e) => f(e, options))))
       }
       const start = performance.now()
       return track(
         Effect.scoped(
-          Pool.get(pool).pipe(
+          lend.pipe(
             Effect.timeoutOrElse({
               duration: timeout,
               orElse: () =>
@@ -570,8 +581,9 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
                   })
                 )
             }),
+            // The engine runs on what is left of the budget; its errors name the configured timeout.
             Effect.flatMap((engine) =>
-              f(engine, { ...options, timeout: Math.max(1, timeout - (performance.now() - start)) })
+              f(engine, { ...options, timeout: Math.max(1, timeout - (performance.now() - start)) }, timeout)
             )
           )
         )
@@ -605,7 +617,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
           // The pooled connections watch for stalls; a wait longer than that needs a connection without the detector.
           return exclusive((connection) => connection.execute(command, options))
         }
-        return borrow(effective, (engine, left) => engineExecute(engine, command, left))
+        return borrow(effective, (engine, left, reported) => engineExecute(engine, command, left, reported))
       }),
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
     submit: (command, options) =>
@@ -618,6 +630,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         if (refused !== undefined) return yield* refused
         const scope = yield* Scope.make()
         const engine = yield* Pool.get(pool).pipe(
+          Effect.tap((engine) => engine.refresh),
           Scope.provide(scope),
           Effect.onError(() => Scope.close(scope, Exit.void))
         )
@@ -635,7 +648,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
       Effect.suspend(() => {
         const problem = batchStateProblem(commands)
         if (problem !== undefined) return Effect.fail(problem)
-        return borrow(options, (engine, left) => enginePipeline(engine, commands, left))
+        return borrow(options, (engine, left, reported) => enginePipeline(engine, commands, left, reported))
       }),
     withExclusive: exclusive
   }

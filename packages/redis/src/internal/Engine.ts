@@ -123,11 +123,22 @@ export class Request {
   /** Window permits held (0 for the handshake). */
   readonly permits: number
   readonly timeout: number
-  constructor(commands: ReadonlyArray<Command>, batch: boolean, permits: number, timeout: number) {
+  /** The timeout the caller configured, for errors (a pooled call runs on what is left of it). */
+  readonly reportedTimeout: number
+  /** The caller stopped waiting because its timeout passed (the reply may still be owed). */
+  expired = false
+  constructor(
+    commands: ReadonlyArray<Command>,
+    batch: boolean,
+    permits: number,
+    timeout: number,
+    reportedTimeout: number = timeout
+  ) {
     this.commands = commands
     this.batch = batch
     this.permits = permits
     this.timeout = timeout
+    this.reportedTimeout = reportedTimeout
   }
   get deferred(): Deferred.Deferred<any, RedisError> {
     if (this.deferredValue === undefined) {
@@ -174,12 +185,17 @@ class Connection {
   constructor(socket: Net.Socket, engine: Engine) {
     this.socket = socket
     this.engine = engine
-    this.decoder = new Decoder((reply) => this.onReply(reply), { maxBulkLength: engine.options.maxReplyBytes })
+    this.decoder = new Decoder((reply) => this.onReply(reply), {
+      maxBulkLength: engine.options.maxReplyBytes,
+      maxLineLength: engine.options.maxLineLength
+    })
     socket.on("data", (chunk: Buffer) => {
       if (this.dead) return
       this.lastByteAt = performance.now()
       const error = this.decoder.feed(chunk)
       this.flushSettled()
+      // A reply just uncovered one whose caller timed out: the dead-peer rule watches it.
+      if (this.owesTimedOut && engine.options.deadPeerTimeout !== Number.POSITIVE_INFINITY) engine.watch()
       if (error !== undefined) {
         this.fatal(
           new RedisError({
@@ -259,7 +275,14 @@ class Connection {
     if (this.dead) return
     this.failure = failure
     this.dead = true
+    this.engine.detach(this)
     this.socket.destroy()
+  }
+
+  /** The reply owed next belongs to a caller who already timed out (see the dead-peer rule). */
+  get owesTimedOut(): boolean {
+    const head = this.inflight.peek()
+    return head?.expired === true
   }
 
   /** Writes one buffer; true when the socket asks us to wait for `drain`. */
@@ -280,6 +303,7 @@ class Connection {
 
   private onClose(): void {
     this.dead = true
+    this.engine.detach(this)
     this.wakeDrain()
     const failure =
       this.failure ??
@@ -427,6 +451,41 @@ export class Engine {
     return this.connection !== undefined && !this.connection.dead
   }
 
+  /**
+   * Forgets a connection that died, at once (not when the supervisor next runs): from now on
+   * commands queue for the next connection and waiters wait for it.
+   */
+  detach(connection: Connection): void {
+    if (this.connection !== connection) return
+    this.connection = undefined
+    this.ready = Deferred.makeUnsafe()
+  }
+
+  /** True when the connection owes its next reply to a caller who timed out. */
+  get suspect(): boolean {
+    const connection = this.connection
+    return connection !== undefined && !connection.dead && connection.owesTimedOut
+  }
+
+  /**
+   * Before a pooled connection is lent again: if it still owes its next reply to a caller
+   * who timed out, nobody is waiting on it and it may be dead, so it is replaced, and the
+   * borrower waits for the new connection (bounded by its own timeout).
+   */
+  readonly refresh: Effect.Effect<void> = Effect.suspend(() => {
+    const connection = this.connection
+    if (connection === undefined || connection.dead || !connection.owesTimedOut) return Effect.void
+    connection.fatal(
+      new RedisError({
+        reason: new ConnectionLost({
+          written: true,
+          message: `the pooled connection to ${this.options.target} still owed a reply to a caller who timed out, so it was replaced before it was lent again; the commands it owed may have run`
+        })
+      })
+    )
+    return Effect.asVoid(this.awaitConnection)
+  })
+
   // ---------------------------------------------------------------------------
   // admission
 
@@ -490,8 +549,8 @@ export class Engine {
           new RedisError({
             reason: new Timeout({
               written: false,
-              timeout: request.timeout,
-              message: `no room in the window of ${this.options.target} (${this.window.size} commands in flight) within ${request.timeout} ms; the command was not sent`
+              timeout: request.reportedTimeout,
+              message: `no room in the window of ${this.options.target} (${this.window.size} commands in flight) within ${request.reportedTimeout} ms; the command was not sent`
             })
           })
         )
@@ -613,19 +672,26 @@ export class Engine {
     const written = request.written
     if (!written) request.state = ABANDONED
     else this.markOverdue(request)
+    request.expired = true
+    const timeout = request.reportedTimeout
     request.complete(
       Exit.fail(
         new RedisError({
           reason: new Timeout({
             written,
-            timeout: request.timeout,
+            timeout,
             message: written
-              ? `no reply from ${this.options.target} within ${request.timeout} ms; the command was sent and may still run`
-              : `not sent to ${this.options.target} within ${request.timeout} ms${this.online ? "" : ` (disconnected${this.lastError === undefined ? "" : `: ${this.lastError.message}`})`}`
+              ? `no reply from ${this.options.target} within ${timeout} ms; the command was sent and may still run`
+              : `not sent to ${this.options.target} within ${timeout} ms${this.online ? "" : ` (disconnected${this.lastError === undefined ? "" : `: ${this.lastError.message}`})`}`
           })
         })
       )
     )
+  }
+
+  /** Keeps the sweeper running (it stops itself when nothing is left to watch). */
+  watch(): void {
+    this.startSweeper()
   }
 
   private startSweeper(): void {
@@ -667,8 +733,29 @@ export class Engine {
         this.expire(request)
       }
     }
+    const live = this.connection
+    if (
+      live !== undefined &&
+      !live.dead &&
+      live.owesTimedOut &&
+      now - live.lastByteAt >= this.options.deadPeerTimeout
+    ) {
+      // The dead-peer rule: nobody waits for the reply owed next and nothing arrived for
+      // deadPeerTimeout, so the peer is presumed dead (half-open, or stopped mid-reply).
+      live.fatal(
+        new RedisError({
+          reason: new ConnectionLost({
+            written: true,
+            message: `no byte from ${this.options.target} for ${this.options.deadPeerTimeout} ms while the reply owed next belonged to a caller who had timed out (deadPeerTimeout); the connection was presumed dead and replaced, and the ${live.inflight.length} commands it owed may have run`
+          })
+        })
+      )
+    }
     const owed = this.connection !== undefined && this.connection.inflight.length > 0
-    const watching = owed && this.options.stallTimeout !== Number.POSITIVE_INFINITY
+    const watching =
+      owed &&
+      (this.options.stallTimeout !== Number.POSITIVE_INFINITY ||
+        (this.options.deadPeerTimeout !== Number.POSITIVE_INFINITY && this.connection!.owesTimedOut))
     if (this.defaultDeadlines.length === 0 && this.customDeadlines.size === 0 && !watching) {
       clearInterval(this.sweeper)
       this.sweeper = undefined
@@ -717,11 +804,9 @@ export class Engine {
       else for (const command of request.commands) commands.push(command)
     }
     if (commands === undefined) return false
-    if (this.options.stallTimeout !== Number.POSITIVE_INFINITY) {
-      // Nothing was owed before this write: the stall clock starts now.
-      if (connection.inflight.length === commands.length) connection.lastByteAt = performance.now()
-      this.startSweeper()
-    }
+    // Nothing was owed before this write: the silence clock (stall and dead-peer rules) starts now.
+    if (connection.inflight.length === commands.length) connection.lastByteAt = performance.now()
+    if (this.options.stallTimeout !== Number.POSITIVE_INFINITY) this.startSweeper()
     return connection.write(encodeCommands(commands))
   }
 
@@ -862,8 +947,7 @@ export class Engine {
       const connection = this.connection
       if (connection !== undefined) {
         yield* Deferred.await(connection.closed)
-        this.ready = Deferred.makeUnsafe()
-        this.connection = undefined
+        // `detach` has already forgotten it (and made a fresh `ready`).
         if (this.closing) {
           // Nothing will be sent any more: the close need not wait for these.
           this.failUnwritten(this.closedError(false, "closed while disconnected; the command was never sent"))
