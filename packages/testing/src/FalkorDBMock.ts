@@ -18,6 +18,14 @@
  * `Float32Array`, temporal values), statistics, an error text as the server would send
  * it, or a raw reply. Every call is recorded with its parsed parameters.
  *
+ * The schema commands the graph client's helpers send are simulated, so code that creates
+ * indexes and constraints or loads UDFs can be tested without scripts: index DDL
+ * (`CREATE|DROP [FULLTEXT|VECTOR] INDEX FOR …`), `CALL db.indexes()` and
+ * `CALL db.constraints()` (answered from that state when no script matches them),
+ * `GRAPH.CONSTRAINT` (a unique constraint needs its range index, as on the server),
+ * `GRAPH.UDF` and `GRAPH.INFO`. Everything is `OPERATIONAL` at once; script `db.indexes()`
+ * rows to test other statuses.
+ *
  * A query no script matches is answered with an error reply that names the query and lists
  * the scripted ones, so it fails the client call with a clear message. `roQuery` of a
  * query with a write clause is answered with the server's read-only error.
@@ -42,6 +50,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as CompactEncoder from "./CompactEncoder.ts"
+import { AdminState } from "./internal/AdminState.ts"
 import * as CypherPrefix from "./internal/CypherPrefix.ts"
 import type * as RespTestServer from "./RespTestServer.ts"
 
@@ -273,6 +282,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
   const tables = new Map<string, CompactEncoder.SchemaTables>()
   const graphs = new Set<string>(options.graphs ?? [])
   const enforceReadOnly = options.enforceReadOnly ?? true
+  const admin = new AdminState()
   let schemaFetches = 0
   let closed = false
   yield* Effect.addFinalizer(() =>
@@ -387,6 +397,14 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
       return new ErrorReply("graph.RO_QUERY is to be executed only on read-only queries")
     }
     const entry = list.find((e) => (e.script.times === undefined || e.used < e.script.times) && matches(e.script, call))
+    // Index DDL, db.indexes() and db.constraints() are answered from the mock's own state
+    // unless a script answers them.
+    const adminAnswer =
+      entry === undefined && call.parameters !== undefined ? admin.query(graph, call.query) : undefined
+    if (adminAnswer !== undefined) {
+      if (adminAnswer.error === undefined && !call.readOnly) graphs.add(graph)
+      return resultReply(adminAnswer as Result, call)
+    }
     if (entry === undefined) {
       unmatched.push(call)
       const scripted = list.length === 0 ? "none" : list.map((e, i) => describeScript(e.script, i)).join("; ")
@@ -414,6 +432,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
         const graph = args[1] ?? ""
         if (!graphs.delete(graph)) return new ErrorReply("ERR Invalid graph operation on empty key")
         tables.delete(graph)
+        admin.forget(graph)
         return "OK"
       }
       case "GRAPH.COPY": {
@@ -424,11 +443,20 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
         tables.set(destination, tablesOf(source).copy())
         return bulk("OK")
       }
+      case "GRAPH.CONSTRAINT": {
+        const reply = admin.constraint(args)
+        if (typeof reply === "string" && args[2] !== undefined) graphs.add(args[2])
+        return reply
+      }
+      case "GRAPH.UDF":
+        return admin.udf(args)
+      case "GRAPH.INFO":
+        return admin.info(args)
       case "PING":
         return "PONG"
       default:
         return new ErrorReply(
-          `ERR FalkorDBMock has no answer for '${args[0]}' (it answers GRAPH.QUERY, GRAPH.RO_QUERY, GRAPH.LIST, GRAPH.DELETE, GRAPH.COPY and PING); for other commands build it with FalkorDBMock.layerFromRedis over a RedisConnection, e.g. Layer.provide(RedisMock.layer())`
+          `ERR FalkorDBMock has no answer for '${args[0]}' (it answers GRAPH.QUERY, GRAPH.RO_QUERY, GRAPH.LIST, GRAPH.DELETE, GRAPH.COPY, GRAPH.CONSTRAINT, GRAPH.UDF, GRAPH.INFO and PING); for other commands build it with FalkorDBMock.layerFromRedis over a RedisConnection, e.g. Layer.provide(RedisMock.layer())`
         )
     }
   }
