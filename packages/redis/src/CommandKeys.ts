@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import type { Argument, Command } from "@effect-falkordb/resp/Encoder"
-import { hashSlot } from "./HashSlot.ts"
+import { hashSlot } from "./internal/HashSlot.ts"
 
 // ---------------------------------------------------------------------------------------------
 // key finders

@@ -14,7 +14,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Client from "./internal/Client.ts"
-import { Config as ConfigReason, RedisError } from "./RedisError.ts"
+import * as Schema from "effect/Schema"
+import { commandName } from "./internal/Engine.ts"
+import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
 
 /**
@@ -396,4 +398,43 @@ export const layerConfig = (
   Layer.effect(
     RedisConnection,
     Effect.flatMap(Config.unwrap(config), (options) => makeFromOptions(options, defaults))
+  )
+
+/**
+ * Executes a command on the `RedisConnection` in context and decodes its reply with an
+ * `effect/Schema` (see `ReplySchema` for the common reply shapes). A reply the schema does
+ * not accept fails with reason `Decode` (the command ran: `written: true`).
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import * as ReplySchema from "@effect-falkordb/redis/ReplySchema"
+ *
+ * // Effect<number, RedisError, RedisConnection>
+ * const visits = RedisConnection.executeAs(ReplySchema.Integer, ["INCR", "visits"])
+ * const greeting = RedisConnection.executeAs(ReplySchema.NullableText, ["GET", "greeting"]) // string | null
+ * ```
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const executeAs = <S extends Schema.Top>(
+  schema: S,
+  command: Command,
+  options?: CommandOptions
+): Effect.Effect<S["Type"], RedisError, RedisConnection | S["DecodingServices"]> =>
+  RedisConnection.use((redis) =>
+    Effect.flatMap(redis.execute(command, options), (reply) =>
+      Effect.mapError(
+        Schema.decodeUnknownEffect(schema)(reply),
+        (cause) =>
+          new RedisError({
+            reason: new Decode({
+              command: commandName(command),
+              message: `${commandName(command)} replied a value the schema does not accept: ${cause.message}`,
+              cause
+            })
+          })
+      )
+    )
   )

@@ -10,7 +10,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fc from "fast-check"
 import * as CommandKeys from "../src/CommandKeys.ts"
-import { hashSlot } from "../src/HashSlot.ts"
+import { hashSlot } from "../src/internal/HashSlot.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
 
 const bytes = (s: string) => new TextEncoder().encode(s)

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { crc16, hashSlot } from "../src/HashSlot.ts"
+import { crc16, hashSlot } from "../src/internal/HashSlot.ts"
 
 describe("HashSlot", () => {
   it("crc16 check value of CRC16/XMODEM", () => {

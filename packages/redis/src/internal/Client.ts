@@ -32,6 +32,7 @@ import {
 } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import * as CommandKeys from "../CommandKeys.ts"
+import { argumentText } from "./Text.ts"
 import { commandName, type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
 
 type Service = RedisConnection["Service"]
@@ -411,9 +412,6 @@ export const makeSingle = Effect.fnUntraced(function* (resolved: ResolvedOptions
   return { service: sharedService(resolved, router, info), engines: [engine] as ReadonlyArray<Engine> }
 })
 
-const keyText = (key: unknown): string =>
-  typeof key === "string" ? key : key instanceof Uint8Array ? new TextDecoder().decode(key) : String(key)
-
 /**
  * Several engines, each its own socket and window. `"spread"` picks the least loaded
  * engine; `"key"` the engine of the first key's hash slot (keyless commands round-robin).
@@ -470,7 +468,7 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
             for (const command of commands) {
               const index = engineIndexOf(command)
               if (index === undefined) continue
-              placements.push(`"${keyText(CommandKeys.firstKey(command))}" -> engine ${index}`)
+              placements.push(`"${argumentText(CommandKeys.firstKey(command))}" -> engine ${index}`)
               if (chosen === undefined) chosen = index
               else if (chosen !== index) spans = true
             }

@@ -31,7 +31,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
-import { FullDuplexWindow } from "../FullDuplexWindow.ts"
+import { FullDuplexWindow } from "./FullDuplexWindow.ts"
 import {
   Closed,
   ConnectionLost,
@@ -44,13 +44,12 @@ import {
 } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import { RingBuffer } from "./RingBuffer.ts"
+import { argumentText } from "./Text.ts"
 
 const QUEUED = 0
 const WRITTEN = 1
 const SETTLED = 2
 const ABANDONED = 3
-
-const textDecoder = new TextDecoder()
 
 /** Backoff of the readiness probe while the server loads its dataset: 10 ms doubling to 100 ms. */
 const LOADING_FIRST_DELAY = 10
@@ -62,9 +61,7 @@ const EAGER_MIN = 32
 /** The command name for messages: `GET`, `GRAPH.QUERY`. */
 export const commandName = (command: Command): string => {
   const name = command[0]
-  return (
-    typeof name === "string" ? name : name instanceof Uint8Array ? textDecoder.decode(name) : String(name)
-  ).toUpperCase()
+  return argumentText(name).toUpperCase()
 }
 
 /** Checks arguments before admission, so an encoding failure never reaches the writer. */

@@ -1,7 +1,7 @@
 /**
  * Redis Cluster hash slots: CRC16/XMODEM of the key (or of its `{hashtag}`) modulo 16384.
  *
- * @since 0.1.0
+ * @internal
  */
 
 // Table-driven CRC16/XMODEM (poly 0x1021, init 0): one lookup per byte on the routing hot path.

@@ -9,7 +9,7 @@
  * served strictly first come, first served (a batch waiting for many permits is not
  * overtaken by later single commands).
  *
- * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 
