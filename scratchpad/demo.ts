@@ -2,8 +2,9 @@
  * The main demo: starts an embedded redis-server (with the FalkorDB module when
  * FALKORDB_MODULE points at one), connects the graph client's default layer (multiplexed,
  * 8 connections, read-only queries spread), fans plain Redis commands out over it, and runs
- * a small repository of movies — against the real module when it is loaded, otherwise
- * against FalkorDBMock (the real client over a scripted connection).
+ * a small repository of movies and an index, a vector search and an algorithm — against the
+ * real module when it is loaded, otherwise against FalkorDBMock (the real client over a
+ * scripted connection).
  *
  * Run: npx -y pnpm@12.4.2 demo
  */
@@ -60,6 +61,47 @@ const movies = Effect.gen(function* () {
   yield* Console.log(`findByTitle(an injection attempt): ${Option.isNone(none) ? "no movie, nothing deleted" : "?"}`)
 })
 
+/** An index (created, then awaited), a vector search and an algorithm; the same code on the module or the mock. */
+const helpers = Effect.gen(function* () {
+  const g = (yield* FalkorDB.FalkorDB).graph("demo-docs")
+  yield* g.delete().pipe(Effect.catchReason("FalkorError", "UnknownGraph", () => Effect.void))
+  yield* g.query("UNWIND range(1, 100) AS i CREATE (:Doc {n: i, emb: vecf32([toFloat(i % 7), toFloat(i % 5), 1.0])})")
+  yield* g.query("MATCH (a:Doc), (b:Doc) WHERE b.n = a.n + 1 CREATE (a)-[:NEXT]->(b)")
+  yield* g.indexes.createVector({ label: "Doc", property: "emb", dimension: 3, similarityFunction: "euclidean" })
+  const [doc] = yield* g.indexes.awaitOperational({ label: "Doc", timeout: "30 seconds" })
+  yield* Console.log(`index on Doc: ${JSON.stringify(doc?.types)} ${doc?.statusText}`)
+  const near = yield* Stream.runCollect(
+    g.search.vectorNodes({ label: "Doc", property: "emb", k: 3, vector: new Float32Array([1, 1, 1]) })
+  )
+  yield* Console.log(`3 nearest to [1, 1, 1]: ${near.map((r) => `n=${r.node.properties.n} (${r.score})`).join(", ")}`)
+  const ranks = yield* Stream.runCollect(g.algorithms.pageRank({ label: "Doc", relationshipType: "NEXT" }))
+  const top = [...ranks].sort((a, b) => b.score - a.score)[0]
+  yield* Console.log(
+    `pageRank over ${ranks.length} docs: highest n=${top?.node.properties.n} (${top?.score.toFixed(4)})`
+  )
+})
+
+const doc = (n: number, emb: ReadonlyArray<number>) => new Node(n, ["Doc"], { n, emb: new Float32Array(emb) })
+const helperScripts: ReadonlyArray<FalkorDBMock.Script> = [
+  { query: (call) => call.query.startsWith("UNWIND range(1, 100)"), statistics: { nodesCreated: 100 } },
+  { query: (call) => call.query.startsWith("MATCH (a:Doc), (b:Doc)"), statistics: { relationshipsCreated: 99 } },
+  {
+    query: "CALL db.idx.vector.queryNodes($a0, $a1, $a2, vecf32($a3)) YIELD node, score RETURN node, score",
+    rows: [
+      { node: doc(1, [1, 1, 1]), score: 0 },
+      { node: doc(36, [1, 1, 1]), score: 0 },
+      { node: doc(2, [2, 2, 1]), score: 2 }
+    ]
+  },
+  {
+    query: "CALL algo.pageRank($a0, $a1) YIELD node, score RETURN node, score",
+    rows: [
+      { node: doc(1, [1, 1, 1]), score: 0.0015 },
+      { node: doc(100, [2, 0, 1]), score: 0.0442 }
+    ]
+  }
+]
+
 const alien = new Node(0, ["Movie"], { title: "Alien", year: 1979 })
 const aliens = new Node(1, ["Movie"], { title: "Aliens", year: 1986 })
 const scripted: ReadonlyArray<FalkorDBMock.Script> = [
@@ -88,6 +130,8 @@ const program = Effect.gen(function* () {
     if (server.moduleLoaded) {
       yield* Console.log("graph queries against the real FalkorDB module:")
       yield* movies.pipe(Effect.provide(Repository.layer("demo-movies")))
+      yield* Console.log("an index, a vector search and an algorithm against the real FalkorDB module:")
+      yield* helpers
       return
     }
     // Without the module the server answers graph commands with a typed, explained error.
@@ -107,6 +151,10 @@ const program = Effect.gen(function* () {
       Layer.provide(RedisConnection.layerSingle({ url: server.url }))
     )
     yield* movies.pipe(Effect.provide(Repository.layer("demo-movies").pipe(Layer.provideMerge(graphMockOverRedis))))
+    yield* Console.log(
+      "an index, a vector search and an algorithm on FalkorDBMock (indexes kept by the mock, the search and pageRank scripted):"
+    )
+    yield* helpers.pipe(Effect.provide(FalkorDBMock.layer(helperScripts)))
   }
 })
 
