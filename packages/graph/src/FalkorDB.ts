@@ -2,13 +2,15 @@
  * The FalkorDB client service. `FalkorDB.graph(name)` returns a cheap `Graph` value;
  * every `Graph` of one name shares one schema cache.
  *
- * Layers:
- * - `layer(options)` connects with `RedisConnection.layerMultiplexed` — 8 connections,
- *   `routing: "spread"` by default, because the server runs one query per connection at
- *   a time, so parallel queries need several sockets — and no client-side command timeout
- *   unless one is given (a long query is not abandoned by default).
- * - `layerConfig(config)` reads the same options from `Config`.
+ * Layers (`layer` and `layerConfig` provide `RedisConnection` too: the same connection):
+ * - `layer(options)` connects through `RedisConnection.layerFromOptions` with the graph
+ *   defaults — multiplexed, 8 connections, `routing: "spread"`, because the server runs one
+ *   query per connection at a time, so parallel queries need several sockets.
+ * - `layerConfig(config)` reads every option of `layer` from `Config`.
  * - `layerFromRedis` builds on an existing `RedisConnection` (any strategy, or a mock).
+ *
+ * Graph calls never use the connection's `commandTimeout`: a query waits by its own rule
+ * (`clientTimeout`, else the server `timeout` + 5 s, else no limit), on every layer path.
  *
  * @since 0.1.0
  */
