@@ -204,6 +204,9 @@ const config = (
   return Object.keys(out).length === 0 ? null : out
 }
 
+const subgraph = (options: Subgraph, extra: Record<string, Procedures.Argument | undefined> = {}) =>
+  config({ nodeLabels: options.nodeLabels, relationshipTypes: options.relationshipTypes, ...extra })
+
 const pathConfig = (options: PathSettings) => ({
   relTypes: options.relationshipTypes,
   relDirection: options.direction,
@@ -264,37 +267,19 @@ export const make = (graph: Graph): Algorithms => {
         yield: ["node", "score"]
       }),
     wcc: (options = {}) =>
-      procedures.callAs(
-        NodeComponent,
-        "algo.WCC",
-        [config({ nodeLabels: options.nodeLabels, relationshipTypes: options.relationshipTypes })],
-        { yield: ["node", "componentId"] }
-      ),
+      procedures.callAs(NodeComponent, "algo.WCC", [subgraph(options)], { yield: ["node", "componentId"] }),
     betweenness: (options = {}) =>
       procedures.callAs(
         NodeScore,
         "algo.betweenness",
-        [
-          config({
-            nodeLabels: options.nodeLabels,
-            relationshipTypes: options.relationshipTypes,
-            samplingSize: options.samplingSize,
-            samplingSeed: options.samplingSeed
-          })
-        ],
+        [subgraph(options, { samplingSize: options.samplingSize, samplingSeed: options.samplingSeed })],
         { yield: ["node", "score"] }
       ),
     labelPropagation: (options = {}) =>
       procedures.callAs(
         NodeCommunity,
         "algo.labelPropagation",
-        [
-          config({
-            nodeLabels: options.nodeLabels,
-            relationshipTypes: options.relationshipTypes,
-            maxIterations: options.maxIterations
-          })
-        ],
+        [subgraph(options, { maxIterations: options.maxIterations })],
         { yield: ["node", "communityId"] }
       ),
     metaStats: () => single(procedures.callAs(MetaStats, "db.meta.stats"), "db.meta.stats", graph.name),

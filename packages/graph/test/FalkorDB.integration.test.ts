@@ -3,32 +3,16 @@
 // the schema cache (concurrency and a graph replaced by someone else), delete and copy.
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { cypher } from "../src/Cypher.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import { Edge, Node, Path, type Point } from "../src/Value.ts"
 import * as Value from "../src/Value.ts"
+import { fresh, run } from "./integration.ts"
 
-const url = process.env.FALKORDB_URL
 const slowQuery = "UNWIND range(1, 3000000) AS x WITH x ORDER BY x DESC RETURN x LIMIT 1"
 const graphName = (name: string) => `effect-falkordb-it:${name}:${process.pid}`
-
-const run = <A, E>(effect: Effect.Effect<A, E, FalkorDB.FalkorDB>, options: FalkorDB.Options = {}) =>
-  effect.pipe(
-    Effect.provide(Layer.fresh(FalkorDB.layer({ url: url!, connections: 4, commandTimeout: "30 seconds", ...options })))
-  )
-
-/** Deletes the graph first, ignoring a missing one. */
-const fresh = (db: FalkorDB.FalkorDB["Service"], name: string) =>
-  db
-    .graph(name)
-    .delete()
-    .pipe(
-      Effect.catchReason("FalkorError", "UnknownGraph", () => Effect.void),
-      Effect.as(db.graph(name))
-    )
 
 describe.skipIf(!process.env.FALKORDB_URL)("FalkorDB integration (FALKORDB_URL)", () => {
   it.live("every value type round-trips through a real server", () =>

@@ -5,7 +5,6 @@
 // the test uses its own library name and deletes it (never FLUSH).
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { cypher } from "../src/Cypher.ts"
@@ -13,26 +12,10 @@ import * as FalkorDB from "../src/FalkorDB.ts"
 import type { FalkorError } from "../src/FalkorError.ts"
 import * as Temporal from "../src/Temporal.ts"
 import { Node, Path, Point } from "../src/Value.ts"
+import { fresh, run as runWith, url } from "./integration.ts"
 
-const url = process.env.FALKORDB_URL
 const graphName = (name: string) => `effect-falkordb-it12:${name}:${process.pid}`
-
-const run = <A, E>(effect: Effect.Effect<A, E, FalkorDB.FalkorDB>, options: FalkorDB.Options = {}) =>
-  effect.pipe(
-    Effect.provide(Layer.fresh(FalkorDB.layer({ url: url!, connections: 4, commandTimeout: "60 seconds", ...options })))
-  )
-
-const fresh = (db: FalkorDB.FalkorDB["Service"], name: string) =>
-  db
-    .graph(name)
-    .delete()
-    .pipe(
-      Effect.catchIf(
-        (e) => e.reason._tag === "UnknownGraph",
-        () => Effect.void
-      ),
-      Effect.as(db.graph(name))
-    )
+const run = <A, E>(effect: Effect.Effect<A, E, FalkorDB.FalkorDB>) => runWith(effect, { commandTimeout: "60 seconds" })
 
 const tagOf = (e: FalkorError) => e.reason._tag
 
