@@ -164,6 +164,19 @@ const stop = (child: ChildProcess.ChildProcess) =>
 /**
  * Starts a server for the lifetime of the scope.
  *
+ * @example
+ * ```ts
+ * import { Embedded } from "@effect-falkordb/embedded"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.scoped(
+ *   Effect.gen(function* () {
+ *     const server = yield* Embedded.make({ unixSocket: true })
+ *     console.log(server.url, server.version, server.moduleLoaded)
+ *   }) // the process is killed and its directory removed here
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -273,6 +286,18 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
 })
 
 /**
+ * @example
+ * ```ts
+ * import { Embedded } from "@effect-falkordb/embedded"
+ * import { Effect } from "effect"
+ *
+ * // A throw-away redis-server (with the FalkorDB module when FALKORDB_MODULE is set) for a test or tool.
+ * const program = Effect.gen(function* () {
+ *   const server = yield* Embedded.EmbeddedServer
+ *   return server.url // e.g. FalkorDB.layer({ url: server.url }) from @effect-falkordb/graph
+ * }).pipe(Effect.provide(Embedded.layer()))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -165,6 +165,29 @@ export type MemoryUsage = { readonly [name: string]: number | { readonly [labelO
 /**
  * The graph handle.
  *
+ * @example
+ * ```ts
+ * import { cypher } from "@effect-falkordb/graph/Cypher"
+ * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+ * import { IntegerSchema } from "@effect-falkordb/graph/Value"
+ * import { Effect, Schema, Stream } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const graph = (yield* FalkorDB.FalkorDB).graph("social")
+ *   // A write: statistics and the rows it returns.
+ *   const created = yield* graph.query(cypher`CREATE (:Person {name: ${"Ada"}, born: ${1815}})`)
+ *   console.log(created.statistics.nodesCreated) // 1
+ *   // A read, decoded row by row with a Schema, as a Stream.
+ *   const people = yield* graph
+ *     .roQueryAs(
+ *       Schema.Struct({ name: Schema.String, born: IntegerSchema }),
+ *       cypher`MATCH (p:Person) WHERE p.born < ${1900} RETURN p.name AS name, p.born AS born`
+ *     )
+ *     .pipe(Stream.runCollect)
+ *   return people
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */

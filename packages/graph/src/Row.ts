@@ -28,6 +28,21 @@ export class Header {
 /**
  * One row.
  *
+ * @example
+ * ```ts
+ * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const result = yield* (yield* FalkorDB.FalkorDB).graph("g").roQuery("RETURN 1 AS one, 'x' AS letter")
+ *   for (const row of result.rows) {
+ *     row.get("one") // 1
+ *     row.getAt(1) // "x"
+ *     row.toObject() // { one: 1, letter: "x" }
+ *   }
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */

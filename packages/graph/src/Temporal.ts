@@ -78,6 +78,15 @@ export class Duration {
  * A local date-time (`localdatetime`): seconds since 1970-01-01T00:00:00 of a wall-clock
  * time read as UTC.
  *
+ * @example
+ * ```ts
+ * import * as Temporal from "@effect-falkordb/graph/Temporal"
+ *
+ * const launch = new Temporal.DateTime(Date.UTC(1969, 6, 16, 13, 32) / 1000)
+ * const landing = launch.plus(new Temporal.Duration(4 * 86400 + 6 * 3600 + 45 * 60))
+ * landing.since(launch).toString() // "P4DT6H45M"
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */

@@ -71,6 +71,15 @@ export const TypeCode = {
  * A node: its id, its labels (in label-id order, as the server sends them) and its
  * properties (in insertion order).
  *
+ * @example
+ * ```ts
+ * import { Node } from "@effect-falkordb/graph/Value"
+ *
+ * const node = new Node(0, ["Movie"], { title: "Alien", year: 1979 })
+ * node.labels // ["Movie"]
+ * node.properties.title // "Alien"
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */
@@ -231,6 +240,25 @@ export const IntegerSchema = Schema.Union([Schema.Number, Schema.BigInt])
 /**
  * Decodes a `Node` into its properties, decoded with `properties` (e.g. a
  * `Schema.Struct`): `roQueryAs(Schema.Struct({ m: Value.nodeProperties(Movie) }), …)`.
+ *
+ * @example
+ * ```ts
+ * import { cypher } from "@effect-falkordb/graph/Cypher"
+ * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+ * import { nodeProperties } from "@effect-falkordb/graph/Value"
+ * import { Effect, Schema, Stream } from "effect"
+ *
+ * const Movie = Schema.Struct({ title: Schema.String, year: Schema.Number })
+ *
+ * // A column that holds a :Movie node, decoded into its properties.
+ * const titles = Effect.gen(function* () {
+ *   const graph = (yield* FalkorDB.FalkorDB).graph("movies")
+ *   const rows = yield* graph
+ *     .roQueryAs(Schema.Struct({ m: nodeProperties(Movie) }), cypher`MATCH (m:Movie) RETURN m`)
+ *     .pipe(Stream.runCollect)
+ *   return rows.map((row) => row.m.title)
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category schemas

@@ -1,4 +1,7 @@
 /**
+ * The FalkorDB client: `FalkorDB` and `Graph`, `Cypher` parameters, values, rows, errors and the
+ * schema helpers. Each module is also its own entry point (`@effect-falkordb/graph/FalkorDB`, …).
+ *
  * @since 0.1.0
  */
 

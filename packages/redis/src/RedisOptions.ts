@@ -20,6 +20,19 @@ import { Config as ConfigReason, RedisError } from "./RedisError.ts"
  * `falkor://…` and `falkors://…` (the same, FalkorDB's spelling), `unix:///path/to.sock`
  * and `redis+unix:///path/to.sock`, both with `?db=N&password=…&user=…`.
  *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import * as Duration from "effect/Duration"
+ *
+ * // A URL for the address and credentials, options for the rest.
+ * const layer = RedisConnection.layerSingle({
+ *   url: "rediss://:secret@cache.internal:6380/2",
+ *   protocol: 3,
+ *   connectTimeout: Duration.seconds(5)
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category models
  */

@@ -1,4 +1,7 @@
 /**
+ * The connection engine: the `RedisConnection` service and its layers, options, errors and the
+ * key-routing helpers. Each module is also its own entry point (`@effect-falkordb/redis/RedisConnection`, …).
+ *
  * @since 0.1.0
  */
 

@@ -69,6 +69,20 @@ const INCOMPLETE = Symbol("incomplete")
 /**
  * The decoder.
  *
+ * @example
+ * ```ts
+ * import { Decoder } from "@effect-falkordb/resp/Decoder"
+ * import type { Reply } from "@effect-falkordb/resp/Reply"
+ *
+ * const replies: Array<Reply> = []
+ * const decoder = new Decoder((reply) => replies.push(reply), { maxDepth: 32 })
+ * decoder.feed(new TextEncoder().encode("+OK\r\n$5\r\nhel")) // "OK" is complete; the bulk string waits
+ * decoder.feed(new TextEncoder().encode("lo\r\n")) // resumes where it stopped
+ * // replies: ["OK", Uint8Array("hello")]
+ * const failure = decoder.feed(new TextEncoder().encode("?\r\n"))
+ * if (failure !== undefined) console.log(failure.reason, failure.offset) // "UnexpectedType" 16
+ * ```
+ *
  * @since 0.1.0
  * @category constructors
  */

@@ -15,6 +15,18 @@ export type EncodeErrorReason = "EmptyCommand" | "NonFiniteNumber" | "InvalidArg
 /**
  * Thrown by the encoder; the engine converts it into a typed Effect error.
  *
+ * @example
+ * ```ts
+ * import { EncodeError } from "@effect-falkordb/resp/EncodeError"
+ * import { encodeCommand } from "@effect-falkordb/resp/Encoder"
+ *
+ * try {
+ *   encodeCommand(["SET", "k", Number.NaN])
+ * } catch (error) {
+ *   if (error instanceof EncodeError) console.log(error.reason) // "NonFiniteNumber"
+ * }
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */

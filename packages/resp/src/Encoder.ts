@@ -48,6 +48,17 @@ const argumentText = (argument: unknown, index: number): string | Uint8Array => 
  * All-string batches are built as one string and written with a single UTF-8 encode.
  * Throws `EncodeError` for an argument that cannot be sent or an empty command.
  *
+ * @example
+ * ```ts
+ * import { encodeCommands } from "@effect-falkordb/resp/Encoder"
+ *
+ * // One buffer for a pipeline of two commands; numbers go as their decimal text.
+ * const bytes: Uint8Array = encodeCommands([
+ *   ["SET", "counter", 41],
+ *   ["INCR", "counter"]
+ * ])
+ * ```
+ *
  * @since 0.1.0
  * @category encoding
  */
@@ -74,6 +85,14 @@ export const encodeCommands = (commands: ReadonlyArray<Command>): Uint8Array => 
 
 /**
  * Encodes one command.
+ *
+ * @example
+ * ```ts
+ * import { encodeCommand } from "@effect-falkordb/resp/Encoder"
+ *
+ * const bytes = encodeCommand(["SET", "greeting", "hello", "EX", 60])
+ * // "*5\r\n$3\r\nSET\r\n$8\r\ngreeting\r\n$5\r\nhello\r\n$2\r\nEX\r\n$2\r\n60\r\n"
+ * ```
  *
  * @since 0.1.0
  * @category encoding
@@ -135,6 +154,16 @@ const pushReply = (parts: Array<Uint8Array | string>, reply: Reply, protocol: 2 
  * Encodes a reply, as a server would send it. In protocol 2 the RESP3-only types fall back
  * to their RESP2 forms (map → flat array, set/push → array, boolean → integer, double →
  * bulk, null → `$-1`, attributes dropped). Used by test servers and round-trip tests.
+ *
+ * @example
+ * ```ts
+ * import { encodeReply } from "@effect-falkordb/resp/Encoder"
+ * import { ErrorReply, MapReply } from "@effect-falkordb/resp/Reply"
+ *
+ * // What a server sends: the same values in RESP2 or RESP3.
+ * const resp3 = encodeReply(new MapReply(["role", "master"]), 3) // "%1\r\n…"
+ * const resp2 = encodeReply([1, null, new ErrorReply("ERR no")], 2)
+ * ```
  *
  * @since 0.1.0
  * @category encoding

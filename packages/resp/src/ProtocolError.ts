@@ -26,6 +26,15 @@ export type ProtocolErrorReason =
  * Malformed RESP input: says what and at which absolute byte offset of the stream.
  * Fatal for the stream it came from; no partial value is ever delivered.
  *
+ * @example
+ * ```ts
+ * import { Decoder } from "@effect-falkordb/resp/Decoder"
+ *
+ * const decoder = new Decoder(() => {})
+ * const error = decoder.feed(new TextEncoder().encode(":12x\r\n"))
+ * // error?.reason === "InvalidInteger"; the stream is over: reset() before feeding another one
+ * ```
+ *
  * @since 0.1.0
  * @category errors
  */

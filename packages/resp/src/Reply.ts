@@ -168,6 +168,16 @@ const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
  * Reads a string-like reply (simple, bulk or verbatim string, or a number) as text;
  * `undefined` for anything else.
  *
+ * @example
+ * ```ts
+ * import { ErrorReply, replyToString } from "@effect-falkordb/resp/Reply"
+ *
+ * replyToString(new TextEncoder().encode("hello")) // "hello"
+ * replyToString(42) // "42"
+ * replyToString(new ErrorReply("ERR no")) // undefined
+ * new ErrorReply("WRONGTYPE Operation against a key holding the wrong kind of value").code // "WRONGTYPE"
+ * ```
+ *
  * @since 0.1.0
  * @category getters
  */

@@ -1,4 +1,7 @@
 /**
+ * The RESP2/RESP3 wire format: `Encoder`, the resumable `Decoder`, the `Reply` values and the
+ * two errors. Each module is also its own entry point (`@effect-falkordb/resp/Decoder`, …).
+ *
  * @since 0.1.0
  */
 

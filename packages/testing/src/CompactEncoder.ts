@@ -303,6 +303,23 @@ export const encodeStatistics = (statistics: StatisticsInput = {}): Reply => {
  * A whole compact reply: `[header, rows, statistics]`, or `[statistics]` when `columns`
  * is `undefined` (a query without `RETURN`). Each row lists its values in column order.
  *
+ * @example
+ * ```ts
+ * import { double, encodeResult, SchemaTables } from "@effect-falkordb/testing/CompactEncoder"
+ *
+ * // The `--compact` reply a server would send for two rows of (name, score).
+ * const reply = encodeResult(
+ *   {
+ *     columns: ["name", "score"],
+ *     rows: [
+ *       ["Ada", double(9.5)],
+ *       ["Grace", 10]
+ *     ]
+ *   },
+ *   new SchemaTables()
+ * )
+ * ```
+ *
  * @since 0.1.0
  * @category encoding
  */

@@ -262,6 +262,19 @@ export const serve = (
 /**
  * A `RespTestServer` layer that replays `<version>/<scenario>.json` files.
  *
+ * @example
+ * ```ts
+ * import * as FixtureReplay from "@effect-falkordb/testing/FixtureReplay"
+ * import * as RespTestServer from "@effect-falkordb/testing/RespTestServer"
+ * import { Effect } from "effect"
+ *
+ * // A loopback server that answers exactly the recorded FalkorDB 4.18.11 exchanges of a scenario.
+ * const program = Effect.gen(function* () {
+ *   const server = yield* RespTestServer.RespTestServer
+ *   return server.url // connect the client under test here
+ * }).pipe(Effect.provide(FixtureReplay.layer("falkordb-4.18.11", ["nodes"])))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -469,6 +469,20 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
 /**
  * The mock as a `RedisConnection` layer.
  *
+ * @example
+ * ```ts
+ * import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+ * import * as RedisMock from "@effect-falkordb/testing/RedisMock"
+ * import { Effect } from "effect"
+ *
+ * // Code that sends plain Redis commands, tested in memory.
+ * const program = Effect.gen(function* () {
+ *   const redis = yield* RedisConnection
+ *   yield* redis.execute(["LPUSH", "queue", "job-1"])
+ *   return yield* redis.execute(["LLEN", "queue"]) // 2
+ * }).pipe(Effect.provide(RedisMock.layer({ data: { queue: ["job-0"] } })))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

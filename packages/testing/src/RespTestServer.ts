@@ -646,6 +646,29 @@ export const make = Effect.fn("RespTestServer.make")(function* (options: RespTes
 /**
  * The server as a layer.
  *
+ * @example
+ * ```ts
+ * import * as RespTestServer from "@effect-falkordb/testing/RespTestServer"
+ * import { Effect } from "effect"
+ *
+ * // A server that answers GET with a fixed value, drops the connection on QUIT, and records requests.
+ * const Server = RespTestServer.layer({
+ *   handler: (request) =>
+ *     request.name === "GET"
+ *       ? new TextEncoder().encode("cached")
+ *       : request.name === "QUIT"
+ *         ? RespTestServer.steps({ drop: true })
+ *         : undefined
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const server = yield* RespTestServer.RespTestServer
+ *   // … connect the client under test to server.url, then:
+ *   const received = yield* server.received
+ *   return received.map((r) => r.command.join(" "))
+ * }).pipe(Effect.provide(Server))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -1,4 +1,7 @@
 /**
+ * Test aids: `FalkorDBMock`, `RedisMock`, the scriptable `RespTestServer`, `FixtureReplay` and
+ * `CompactEncoder`. Each module is also its own entry point (`@effect-falkordb/testing/FalkorDBMock`, …).
+ *
  * @since 0.1.0
  */
 
