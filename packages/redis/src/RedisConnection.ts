@@ -32,8 +32,10 @@ export interface CommandOptions {
    */
   readonly timeout?: Duration.Input | undefined
   /**
-   * The command only reads. Multiplexed clients may spread read-only commands across
-   * engines; retry policies may re-run them.
+   * The command only reads and needs no order against other commands on its key. With
+   * `routing: "key"`, it goes to the least loaded engine instead of its key's engine (so
+   * reads of one hot key, like a graph's read-only queries, run in parallel); it may then
+   * overtake an unawaited write of the same key. Other routings and strategies ignore it.
    */
   readonly readOnly?: boolean | undefined
 }

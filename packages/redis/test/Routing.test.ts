@@ -10,6 +10,7 @@ import * as CommandKeys from "../src/CommandKeys.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
 import * as Client from "../src/internal/Client.ts"
+import * as FakeServer from "./fixtures/FakeServer.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
@@ -21,6 +22,30 @@ const keyed = (url: string, connections: number, extra: RedisOptions.RedisOption
 const single = (url: string) => Effect.flatMap(RedisOptions.resolve({ url }), (resolved) => Client.makeSingle(resolved))
 
 layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("routing", (it) => {
+  it.effect(
+    "readOnly under key routing: reads of one key spread over the engines; other commands stay on the key's engine",
+    () =>
+      Effect.gen(function* () {
+        // A peer that never answers GET: what was sent stays owed, so each engine's load is visible.
+        const fake = yield* FakeServer.make((command) => (command[0] === "PING" ? "+PONG\r\n" : undefined))
+        const { service: redis, engines } = yield* keyed(fake.url, 4, { closeTimeout: 100 })
+        const load = () => engines.map((engine) => engine.window.inUse)
+        for (let i = 0; i < 8; i++) yield* redis.submit(["GET", "hot"])
+        const keyed8 = load()
+        assert.strictEqual(Math.max(...keyed8), 8, `by key: ${keyed8}`)
+        for (let i = 0; i < 8; i++) yield* redis.submit(["GET", "hot"], { readOnly: true })
+        const spread = load()
+        assert.strictEqual(
+          spread.reduce((a, b) => a + b, 0),
+          16
+        )
+        for (const [index, inUse] of spread.entries()) {
+          if (inUse === 8) continue
+          assert.isAtLeast(inUse, 2, `engine ${index} got the reads: ${spread}`)
+        }
+      })
+  )
+
   it.effect("4 engines, key routing: 64 fibers x 200 unawaited RPUSH per key keep their order", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer

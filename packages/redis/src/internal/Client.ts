@@ -6,7 +6,6 @@
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -37,89 +36,61 @@ import { commandName, type Engine, makeEngine, Request, validateCommand } from "
 
 type Service = RedisConnection["Service"]
 
-/** The timeout of one call in milliseconds (`Infinity` allowed). */
-const timeoutOf = (options: CommandOptions | undefined, resolved: ResolvedOptions): number => {
-  if (options?.timeout === undefined) return resolved.commandTimeout
-  const millis = Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
-  return Math.max(millis, 0)
-}
+// Admission: each face (shared, exclusive, pooled) checks a call once, before any engine
+// sees it: the command's arguments (`validateCommand`) and its timeout, decoded once into
+// milliseconds. The engine functions below take checked commands and a decoded timeout.
 
-const invalidTimeout = (options: CommandOptions | undefined): RedisError | undefined => {
-  if (options?.timeout === undefined) return undefined
+/** The call's timeout in milliseconds (`Infinity` allowed), or why it is invalid. */
+const decodeTimeout = (options: CommandOptions | undefined, fallback: number): number | RedisError => {
+  if (options?.timeout === undefined) return fallback
   const decoded = Duration.fromInput(options.timeout)
-  if (decoded._tag === "None" || !(Duration.toMillis(decoded.value) > 0)) {
-    return new RedisError({
-      reason: new InvalidArgument({
-        message: `timeout must be a positive duration (got ${String(options.timeout)})`
-      })
-    })
+  const millis = decoded._tag === "None" ? Number.NaN : Duration.toMillis(decoded.value)
+  if (millis > 0) return millis
+  return new RedisError({
+    reason: new InvalidArgument({ message: `timeout must be a positive duration (got ${String(options.timeout)})` })
+  })
+}
+
+/**
+ * Blocking commands without an explicit timeout wait as long as the command itself says
+ * (its own server-side timeout), not the client's default.
+ */
+const callTimeout = (blocking: boolean, options: CommandOptions | undefined, fallback: number): number | RedisError =>
+  options?.timeout === undefined && blocking ? Number.POSITIVE_INFINITY : decodeTimeout(options, fallback)
+
+/** The first invalid command of a batch, named by its index. */
+const validateBatch = (commands: ReadonlyArray<Command>): RedisError | undefined => {
+  for (let i = 0; i < commands.length; i++) {
+    const invalid = validateCommand(commands[i], i)
+    if (invalid !== undefined) return invalid
   }
   return undefined
 }
 
 /**
- * Starts one command on an engine for an `Effect.callback` registration and returns its
- * canceller: an interrupted caller's unwritten command is never sent. The uncontended path
- * takes permits and hands the request over synchronously, and the reader resumes the caller
- * directly (no Deferred).
+ * Sends one checked command on an engine and waits; an interrupted caller's unwritten
+ * command is never sent. `reportedTimeout` is the timeout its errors name when the engine
+ * runs on what is left of a larger budget (pooled).
  */
-const startExecute = (
+const engineExecute = (
   engine: Engine,
   command: Command,
-  options: CommandOptions | undefined,
-  validated: boolean,
-  resume: (effect: Effect.Effect<Reply, RedisError>) => void,
-  reportedTimeout?: number
-): Effect.Effect<void> | undefined => {
-  const invalid = (validated ? undefined : validateCommand(command)) ?? invalidTimeout(options) ?? engine.refusal()
-  if (invalid !== undefined) {
-    resume(Effect.fail(invalid))
-    return undefined
-  }
-  const request = new Request([command], false, 1, timeoutOf(options, engine.options), reportedTimeout)
-  if (engine.window.tryTake(1)) {
-    request.resume = resume
-    engine.enqueue(request)
-    return Effect.sync(() => engine.abandon(request))
-  }
-  // The window is full: wait for room (bounded by the timeout), then for the reply.
-  resume(
-    Effect.onInterrupt(
-      Effect.andThen(engine.admit(request), Deferred.await(request.deferred as Deferred.Deferred<Reply, RedisError>)),
-      () => Effect.sync(() => engine.abandon(request))
-    )
-  )
-  return undefined
-}
-
-/**
- * Sends one command on an engine and waits; an interrupted caller's unwritten command is never
- * sent. `reportedTimeout` is the timeout its errors name when the engine runs on what is left
- * of a larger budget (pooled).
- */
-export const engineExecute = (
-  engine: Engine,
-  command: Command,
-  options: CommandOptions | undefined,
+  timeout: number,
   reportedTimeout?: number
 ): Effect.Effect<Reply, RedisError> =>
-  Effect.callback<Reply, RedisError>((resume) => startExecute(engine, command, options, false, resume, reportedTimeout))
+  Effect.callback<Reply, RedisError>((resume) =>
+    engine.start(new Request<Reply>([command], false, 1, timeout, reportedTimeout), resume)
+  )
 
-/** Sends a contiguous batch on an engine; replies include error replies as values. */
-export const enginePipeline = (
+/** Sends a checked, contiguous batch on an engine; replies include error replies as values. */
+const enginePipeline = (
   engine: Engine,
   commands: ReadonlyArray<Command>,
-  options: CommandOptions | undefined,
+  timeout: number,
   reportedTimeout?: number
 ): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
   Effect.suspend(() => {
     if (commands.length === 0) return Effect.succeed([])
-    for (let i = 0; i < commands.length; i++) {
-      const invalid = validateCommand(commands[i], i)
-      if (invalid !== undefined) return Effect.fail(invalid)
-    }
-    const invalid = invalidTimeout(options)
-    if (invalid !== undefined) return Effect.fail(invalid)
     if (commands.length > engine.window.size) {
       return Effect.fail(
         new RedisError({
@@ -131,31 +102,7 @@ export const enginePipeline = (
         })
       )
     }
-    const request = new Request(commands, true, commands.length, timeoutOf(options, engine.options), reportedTimeout)
-    return Effect.onInterrupt(
-      Effect.andThen(
-        engine.admit(request),
-        Deferred.await(request.deferred as Deferred.Deferred<ReadonlyArray<Reply>, RedisError>)
-      ),
-      () => Effect.sync(() => engine.abandon(request))
-    )
-  })
-
-/**
- * Waits for a request's outcome without cancelling it. The first waiter takes the request's
- * resume slot (no Deferred); further concurrent waiters share a Deferred made on demand.
- * Giving up the wait only frees the slot: the command stays on its way.
- */
-const awaitRequest = <A>(request: Request): Effect.Effect<A, RedisError> =>
-  Effect.callback<A, RedisError>((resume) => {
-    if (request.exit !== undefined) return resume(request.exit)
-    if (request.resume !== undefined) {
-      return resume(Deferred.await(request.deferred as Deferred.Deferred<A, RedisError>))
-    }
-    request.resume = resume
-    return Effect.sync(() => {
-      if (request.resume === resume) request.resume = undefined
-    })
+    return engine.run(new Request<ReadonlyArray<Reply>>(commands, true, commands.length, timeout, reportedTimeout))
   })
 
 /**
@@ -163,18 +110,18 @@ const awaitRequest = <A>(request: Request): Effect.Effect<A, RedisError> =>
  * an equivalent effect), so a submit allocates one small object, not a set of closures.
  */
 class RequestFuture<A> implements Future<A> {
-  readonly request: Request
-  constructor(request: Request) {
+  readonly request: Request<A>
+  constructor(request: Request<A>) {
     this.request = request
   }
   get await(): Effect.Effect<A, RedisError> {
-    return awaitRequest<A>(this.request)
+    return this.request.wait()
   }
   get awaitTimeout(): (timeout: Duration.Input) => Effect.Effect<A, RedisError> {
     const request = this.request
     return (timeout) => {
       const millis = Duration.toMillis(Duration.fromInputUnsafe(timeout))
-      return Effect.timeoutOrElse(awaitRequest<A>(request), {
+      return Effect.timeoutOrElse(request.wait(), {
         duration: millis,
         orElse: () =>
           Effect.fail(
@@ -191,31 +138,15 @@ class RequestFuture<A> implements Future<A> {
   }
   get poll(): Effect.Effect<A | undefined, RedisError> {
     const request = this.request
-    return Effect.suspend(() =>
-      request.exit !== undefined ? (request.exit as Effect.Effect<A, RedisError>) : Effect.succeed(undefined)
-    )
+    return Effect.suspend(() => (request.exit !== undefined ? request.exit : Effect.succeed(undefined)))
   }
 }
 
-/** Puts a command on its way on an engine; the future is returned once it is admitted. */
-export const engineSubmit = (
-  engine: Engine,
-  command: Command,
-  options: CommandOptions | undefined,
-  validated = false
-): Effect.Effect<Future<Reply>, RedisError> =>
+/** Puts a checked command on its way on an engine; the future is returned once it is admitted. */
+const engineSubmit = (engine: Engine, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> =>
   Effect.suspend(() => {
-    const invalid = (validated ? undefined : validateCommand(command)) ?? invalidTimeout(options)
-    if (invalid !== undefined) return Effect.fail(invalid)
-    const request = new Request([command], false, 1, timeoutOf(options, engine.options))
-    const future = new RequestFuture<Reply>(request)
-    const refusal = engine.refusal()
-    if (refusal !== undefined) return Effect.fail(refusal)
-    if (engine.window.tryTake(1)) {
-      engine.enqueue(request)
-      return Effect.succeed(future)
-    }
-    return Effect.as(engine.admit(request), future)
+    const request = new Request<Reply>([command], false, 1, timeout)
+    return Effect.as(engine.admit(request), new RequestFuture(request))
   })
 
 /** Commands whose replies do not follow the one-request-one-reply rule: never sent by this client. */
@@ -273,54 +204,58 @@ const batchStateProblem = (commands: ReadonlyArray<Command>): RedisError | undef
   return undefined
 }
 
-/**
- * Blocking commands without an explicit timeout wait as long as the command itself says
- * (its own server-side timeout), not the client's default.
- */
-const blockingOptions = (options: CommandOptions | undefined): CommandOptions =>
-  options?.timeout === undefined ? { ...options, timeout: "Infinity" } : options
-
 const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
   execute: (command, options) =>
     Effect.suspend(() => {
-      const problem = unsupported(command)
+      const problem = validateCommand(command) ?? unsupported(command)
       if (problem !== undefined) return Effect.fail(problem)
-      return engineExecute(engine, command, CommandKeys.isBlocking(command) ? blockingOptions(options) : options)
+      const timeout = callTimeout(CommandKeys.isBlocking(command), options, engine.options.commandTimeout)
+      if (timeout instanceof RedisError) return Effect.fail(timeout)
+      return engineExecute(engine, command, timeout)
     }),
   pipeline: (commands, options) =>
     Effect.suspend(() => {
+      const invalid = validateBatch(commands)
+      if (invalid !== undefined) return Effect.fail(invalid)
       for (const command of commands) {
         const problem = unsupported(command)
         if (problem !== undefined) return Effect.fail(problem)
       }
-      return enginePipeline(engine, commands, options)
+      const timeout = decodeTimeout(options, engine.options.commandTimeout)
+      if (timeout instanceof RedisError) return Effect.fail(timeout)
+      return enginePipeline(engine, commands, timeout)
     })
 })
 
-/** A fresh connection of the caller's own for the scope of `use`, closed afterwards. */
+/**
+ * A fresh engine of the caller's own for the scope of `use`, closed afterwards. Its own
+ * connection: long or blocking commands are what it is for, so no stall detector.
+ */
+const onExclusiveEngine =
+  (resolved: ResolvedOptions) =>
+  <A, E, R>(
+    use: (engine: Engine) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>> =>
+    Effect.scoped(Effect.flatMap(makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }), use))
+
+/** `withExclusive`: a connection of the caller's own for the scope of `use`. */
 const withExclusive =
   (resolved: ResolvedOptions) =>
   <A, E, R>(
     use: (connection: ExclusiveConnection) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>> =>
-    // Its own connection: long or blocking commands are what it is for, so no stall detector.
-    Effect.scoped(
-      Effect.flatMap(makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }), (engine) =>
-        use(exclusiveFace(engine))
-      )
-    )
+    onExclusiveEngine(resolved)((engine) => use(exclusiveFace(engine)))
 
 /** A per-command timeout above the stall threshold would let the stall detector kill the shared pipe. */
-const outlastsStall = (options: CommandOptions | undefined, resolved: ResolvedOptions): boolean =>
-  resolved.stallTimeout !== Number.POSITIVE_INFINITY &&
-  options?.timeout !== undefined &&
-  timeoutOf(options, resolved) >= resolved.stallTimeout
+const outlastsStall = (timeout: number, resolved: ResolvedOptions): boolean =>
+  resolved.stallTimeout !== Number.POSITIVE_INFINITY && timeout >= resolved.stallTimeout
 
 /** How a shared client picks an engine. */
 interface Router {
-  readonly forCommand: (command: Command) => Engine
+  /** `readOnly` commands may go to any engine (see `CommandOptions.readOnly`). */
+  readonly forCommand: (command: Command, readOnly: boolean) => Engine
   /** The engine of a batch, or the error naming the keys and engines it spans. */
-  readonly forBatch: (commands: ReadonlyArray<Command>) => Engine | RedisError
+  readonly forBatch: (commands: ReadonlyArray<Command>, readOnly: boolean) => Engine | RedisError
 }
 
 /**
@@ -329,6 +264,7 @@ interface Router {
  */
 const sharedService = (resolved: ResolvedOptions, router: Router, info: ConnectionInfo): Service => {
   const exclusive = withExclusive(resolved)
+  const onExclusive = onExclusiveEngine(resolved)
   const refusal = (command: Command): RedisError | undefined => {
     const invalid = validateCommand(command)
     if (invalid !== undefined) return invalid
@@ -343,25 +279,19 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
       Effect.callback<Reply, RedisError>((resume) => {
         const refused = refusal(command)
         if (refused !== undefined) return resume(Effect.fail(refused))
-        if (CommandKeys.isBlocking(command) || outlastsStall(options, resolved)) {
-          return resume(exclusive((connection) => connection.execute(command, options)))
+        const blocking = CommandKeys.isBlocking(command)
+        const timeout = callTimeout(blocking, options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return resume(Effect.fail(timeout))
+        if (blocking || outlastsStall(timeout, resolved)) {
+          return resume(onExclusive((engine) => engineExecute(engine, command, timeout)))
         }
-        return startExecute(router.forCommand(command), command, options, true, resume)
+        const engine = router.forCommand(command, options?.readOnly === true)
+        return engine.start(new Request<Reply>([command], false, 1, timeout), resume)
       }),
     submit: (command, options) =>
       Effect.suspend(() => {
         const refused = refusal(command)
         if (refused !== undefined) return Effect.fail(refused)
-        if (outlastsStall(options, resolved)) {
-          return Effect.fail(
-            new RedisError({
-              reason: new NotMultiplexable({
-                command: commandName(command),
-                message: `a timeout of ${timeoutOf(options, resolved)} ms is at or above stallTimeout (${resolved.stallTimeout} ms), so it cannot ride the shared pipe; use execute (diverted to an exclusive connection) or withExclusive`
-              })
-            })
-          )
-        }
         if (CommandKeys.isBlocking(command)) {
           return Effect.fail(
             new RedisError({
@@ -372,27 +302,37 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
             })
           )
         }
-        return engineSubmit(router.forCommand(command), command, options, true)
+        const timeout = decodeTimeout(options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        if (outlastsStall(timeout, resolved)) {
+          return Effect.fail(
+            new RedisError({
+              reason: new NotMultiplexable({
+                command: commandName(command),
+                message: `a timeout of ${timeout} ms is at or above stallTimeout (${resolved.stallTimeout} ms), so it cannot ride the shared pipe; use execute (diverted to an exclusive connection) or withExclusive`
+              })
+            })
+          )
+        }
+        return engineSubmit(router.forCommand(command, options?.readOnly === true), command, timeout)
       }),
     pipeline: (commands, options?: PipelineOptions) =>
       Effect.suspend(() => {
-        for (let i = 0; i < commands.length; i++) {
-          const invalid = validateCommand(commands[i], i)
-          if (invalid !== undefined) return Effect.fail(invalid)
-        }
-        const problem = batchStateProblem(commands)
+        const problem = validateBatch(commands) ?? batchStateProblem(commands)
         if (problem !== undefined) return Effect.fail(problem)
-        if (commands.some(CommandKeys.isBlocking) || outlastsStall(options, resolved)) {
-          return exclusive((connection) => connection.pipeline(commands, options))
+        const timeout = decodeTimeout(options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        if (commands.some(CommandKeys.isBlocking) || outlastsStall(timeout, resolved)) {
+          return onExclusive((engine) => enginePipeline(engine, commands, timeout))
         }
-        const engine = router.forBatch(commands)
+        const engine = router.forBatch(commands, options?.readOnly === true)
         if (engine instanceof RedisError) {
           if (options?.exclusiveFallback === true) {
-            return exclusive((connection) => connection.pipeline(commands, options))
+            return onExclusive((exclusiveEngine) => enginePipeline(exclusiveEngine, commands, timeout))
           }
           return Effect.fail(engine)
         }
-        return enginePipeline(engine, commands, options)
+        return enginePipeline(engine, commands, timeout)
       }),
     withExclusive: exclusive
   }
@@ -457,11 +397,14 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     routing !== "key"
       ? { forCommand: leastLoaded, forBatch: leastLoaded }
       : {
-          forCommand: (command) => {
+          // A read-only command needs no order against its key's writes: the least loaded engine.
+          forCommand: (command, readOnly) => {
+            if (readOnly) return leastLoaded()
             const index = engineIndexOf(command)
             return index === undefined ? roundRobin() : engines[index]
           },
-          forBatch: (commands) => {
+          forBatch: (commands, readOnly) => {
+            if (readOnly) return leastLoaded()
             let chosen: number | undefined
             const placements: Array<string> = []
             let spans = false
@@ -549,18 +492,19 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         })
       )
     })
+  /**
+   * Borrows a connection for one call whose timeout (`timeout` ms, decoded once) covers the
+   * wait for a free connection too; the engine gets what is left of it.
+   */
   const borrow = <A>(
-    options: CommandOptions | undefined,
-    f: (engine: Engine, options: CommandOptions | undefined, reportedTimeout?: number) => Effect.Effect<A, RedisError>
+    timeout: number,
+    f: (engine: Engine, left: number, reportedTimeout: number) => Effect.Effect<A, RedisError>
   ): Effect.Effect<A, RedisError> =>
     Effect.suspend(() => {
-      const invalid = invalidTimeout(options)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      const timeout = timeoutOf(options, resolved)
       // A connection that still owes a reply to a caller who timed out is replaced before it is lent.
       const lend = Effect.tap(Pool.get(pool), (engine) => engine.refresh)
       if (timeout === Number.POSITIVE_INFINITY) {
-        return track(Effect.scoped(Effect.flatMap(lend, (e) => f(e, options))))
+        return track(Effect.scoped(Effect.flatMap(lend, (engine) => f(engine, timeout, timeout))))
       }
       const start = performance.now()
       return track(
@@ -580,14 +524,13 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
                 )
             }),
             // The engine runs on what is left of the budget; its errors name the configured timeout.
-            Effect.flatMap((engine) =>
-              f(engine, { ...options, timeout: Math.max(1, timeout - (performance.now() - start)) }, timeout)
-            )
+            Effect.flatMap((engine) => f(engine, Math.max(1, timeout - (performance.now() - start)), timeout))
           )
         )
       )
     })
   const exclusive = withExclusive(resolved)
+  const onExclusive = onExclusiveEngine(resolved)
   // State set on a pooled connection would leak to the next borrower.
   const pooledRefusal = (command: Command): RedisError | undefined =>
     validateCommand(command) ??
@@ -607,15 +550,14 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
         const refused = pooledRefusal(command)
         if (refused !== undefined) return Effect.fail(refused)
         // A borrowed connection is the caller's own, so a blocking command may wait on it.
-        const effective = CommandKeys.isBlocking(command) ? blockingOptions(options) : options
-        if (
-          resolved.stallTimeout !== Number.POSITIVE_INFINITY &&
-          (CommandKeys.isBlocking(command) || outlastsStall(options, resolved))
-        ) {
+        const blocking = CommandKeys.isBlocking(command)
+        const timeout = callTimeout(blocking, options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        if (resolved.stallTimeout !== Number.POSITIVE_INFINITY && (blocking || outlastsStall(timeout, resolved))) {
           // The pooled connections watch for stalls; a wait longer than that needs a connection without the detector.
-          return exclusive((connection) => connection.execute(command, options))
+          return onExclusive((engine) => engineExecute(engine, command, timeout))
         }
-        return borrow(effective, (engine, left, reported) => engineExecute(engine, command, left, reported))
+        return borrow(timeout, (engine, left, reported) => engineExecute(engine, command, left, reported))
       }),
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
     submit: (command, options) =>
@@ -626,13 +568,15 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
           })
         const refused = pooledRefusal(command)
         if (refused !== undefined) return yield* refused
+        const timeout = decodeTimeout(options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return yield* timeout
         const scope = yield* Scope.make()
         const engine = yield* Pool.get(pool).pipe(
           Effect.tap((engine) => engine.refresh),
           Scope.provide(scope),
           Effect.onError(() => Scope.close(scope, Exit.void))
         )
-        const future = yield* engineSubmit(engine, command, options).pipe(
+        const future = yield* engineSubmit(engine, command, timeout).pipe(
           Effect.onError(() => Scope.close(scope, Exit.void))
         )
         yield* future.await.pipe(
@@ -644,9 +588,11 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
       }),
     pipeline: (commands, options) =>
       Effect.suspend(() => {
-        const problem = batchStateProblem(commands)
+        const problem = validateBatch(commands) ?? batchStateProblem(commands)
         if (problem !== undefined) return Effect.fail(problem)
-        return borrow(options, (engine, left, reported) => enginePipeline(engine, commands, left, reported))
+        const timeout = decodeTimeout(options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        return borrow(timeout, (engine, left, reported) => enginePipeline(engine, commands, left, reported))
       }),
     withExclusive: exclusive
   }

@@ -96,11 +96,12 @@ export const validateCommand = (command: Command, index?: number): RedisError | 
 }
 
 /**
- * A command (or a contiguous batch) on its way.
+ * A command (or a contiguous batch) on its way; `A` is what it resolves to (a `Reply`, or
+ * all the replies of a batch). Only the engine changes its state; callers wait with `wait`.
  *
  * @internal
  */
-export class Request {
+export class Request<A = unknown> {
   state = QUEUED
   replies: Array<Reply> | undefined = undefined
   deadline = 0
@@ -108,10 +109,10 @@ export class Request {
    * How the waiting caller is resumed: an `Effect.callback` resume on the hot path
    * (`execute`), or a Deferred for futures (`submit`) and the slow path, made on demand.
    */
-  resume: ((effect: Effect.Effect<any, RedisError>) => void) | undefined = undefined
-  private deferredValue: Deferred.Deferred<any, RedisError> | undefined = undefined
+  resume: ((effect: Effect.Effect<A, RedisError>) => void) | undefined = undefined
+  private deferredValue: Deferred.Deferred<A, RedisError> | undefined = undefined
   /** The outcome, once settled, expired or failed. */
-  exit: Exit.Exit<any, RedisError> | undefined = undefined
+  exit: Exit.Exit<A, RedisError> | undefined = undefined
   /** Written, its caller gone (timed out or interrupted), its reply still owed (see `Engine.overdue`). */
   overdue = false
   commands: ReadonlyArray<Command>
@@ -137,7 +138,7 @@ export class Request {
     this.timeout = timeout
     this.reportedTimeout = reportedTimeout
   }
-  get deferred(): Deferred.Deferred<any, RedisError> {
+  get deferred(): Deferred.Deferred<A, RedisError> {
     if (this.deferredValue === undefined) {
       this.deferredValue = Deferred.makeUnsafe()
       if (this.exit !== undefined) Deferred.doneUnsafe(this.deferredValue, this.exit)
@@ -148,7 +149,7 @@ export class Request {
     return this.exit !== undefined
   }
   /** Completes the request once; later completions (a late reply after a timeout) are ignored. */
-  complete(exit: Exit.Exit<any, RedisError>): void {
+  complete(exit: Exit.Exit<A, RedisError>): void {
     if (this.exit !== undefined) return
     this.exit = exit
     const resume = this.resume
@@ -161,10 +162,29 @@ export class Request {
   get written(): boolean {
     return this.state === WRITTEN || this.state === SETTLED
   }
+  /**
+   * Waits for the outcome without cancelling the request. The first waiter takes the resume
+   * slot (no Deferred); further concurrent waiters share a Deferred made on demand. Giving
+   * up the wait only frees the slot: the command stays on its way.
+   */
+  wait(): Effect.Effect<A, RedisError> {
+    return Effect.callback<A, RedisError>((resume) => {
+      if (this.exit !== undefined) return resume(this.exit)
+      if (this.resume !== undefined) return resume(Deferred.await(this.deferred))
+      this.resume = resume
+      return Effect.sync(() => {
+        if (this.resume === resume) this.resume = undefined
+      })
+    })
+  }
 }
 
+/** A request of any outcome type, as the engine's queues and FIFO hold them. */
+// The engine matches replies by position, whatever each caller awaits.
+type AnyRequest = Request<any>
+
 class Connection {
-  readonly inflight = new RingBuffer<Request>()
+  readonly inflight = new RingBuffer<AnyRequest>()
   readonly decoder: Decoder
   readonly closed: Deferred.Deferred<void> = Deferred.makeUnsafe()
   dead = false
@@ -172,7 +192,7 @@ class Connection {
   replies = 0
   /** When the last byte arrived, or when the oldest owed command was written if later. */
   lastByteAt = performance.now()
-  private settledRequests: Array<Request> = []
+  private settledRequests: Array<AnyRequest> = []
   private settledReplies: Array<Reply> = []
   private drainWaiter: (() => void) | undefined = undefined
 
@@ -408,8 +428,8 @@ const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
  */
 export class Engine {
   readonly window: FullDuplexWindow
-  private readonly queue: Queue.Queue<Request>
-  private carry: Array<Request> = []
+  private readonly queue: Queue.Queue<AnyRequest>
+  private carry: Array<AnyRequest> = []
   private connection: Connection | undefined = undefined
   private ready: Deferred.Deferred<void> = Deferred.makeUnsafe()
   closing = false
@@ -432,13 +452,13 @@ export class Engine {
   loadingProbes = 0
   /** Requests offered to the queue and not yet taken by the writer. */
   private queued = 0
-  private readonly defaultDeadlines = new RingBuffer<Request>()
-  private readonly customDeadlines = new Set<Request>()
+  private readonly defaultDeadlines = new RingBuffer<AnyRequest>()
+  private readonly customDeadlines = new Set<AnyRequest>()
   private sweeper: ReturnType<typeof setInterval> | undefined = undefined
 
   readonly options: ResolvedOptions
 
-  constructor(options: ResolvedOptions, queue: Queue.Queue<Request>) {
+  constructor(options: ResolvedOptions, queue: Queue.Queue<AnyRequest>) {
     this.options = options
     this.window = new FullDuplexWindow(options.window)
     this.queue = queue
@@ -530,7 +550,7 @@ export class Engine {
   }
 
   /** Admits a request: window permits, then the queue. Fails only with a refusal or a timeout. */
-  admit(request: Request): Effect.Effect<void, RedisError> {
+  admit(request: AnyRequest): Effect.Effect<void, RedisError> {
     const refusal = this.refusal()
     if (refusal !== undefined) return Effect.fail(refusal)
     if (this.window.tryTake(request.permits)) {
@@ -554,7 +574,7 @@ export class Engine {
     })
   }
 
-  enqueue(request: Request): void {
+  enqueue(request: AnyRequest): void {
     if (this.closing || this.offlineExpired) {
       // Admitted after a wait for the window, while closing or after the offline bound.
       this.fail(request, this.refusal() ?? this.closedError(false, "is closed"))
@@ -598,7 +618,7 @@ export class Engine {
       !connection.dead &&
       !connection.socket.writableNeedDrain
     ) {
-      const batch: Array<Request> = []
+      const batch: Array<AnyRequest> = []
       for (;;) {
         const next = Queue.takeUnsafe(this.queue)
         if (next === undefined || Exit.isFailure(next)) break
@@ -610,34 +630,60 @@ export class Engine {
   }
 
   /** The caller stopped waiting: a request not yet written is never sent. */
-  abandon(request: Request): void {
+  abandon(request: AnyRequest): void {
     // The interrupted caller is gone: a late completion must not resume it.
     request.resume = undefined
     if (request.state === QUEUED) request.state = ABANDONED
     else this.markOverdue(request)
   }
 
-  private markOverdue(request: Request): void {
+  private markOverdue(request: AnyRequest): void {
     if (request.state !== WRITTEN || request.overdue) return
     request.overdue = true
     this.overdue++
   }
 
-  private clearOverdue(request: Request): void {
+  private clearOverdue(request: AnyRequest): void {
     if (!request.overdue) return
     request.overdue = false
     this.overdue--
   }
 
-  /** Waits for the reply; interrupting the wait abandons an unwritten request. */
-  awaitReply<A>(request: Request): Effect.Effect<A, RedisError> {
-    return Effect.onInterrupt(Deferred.await(request.deferred), () => Effect.sync(() => this.abandon(request)))
+  /**
+   * The callback path of one call (`Effect.callback`): when the window has room the request
+   * is admitted now and the reader resumes the caller directly (no Deferred); otherwise the
+   * caller waits for room (bounded by the timeout). Returns the canceller: an interrupted
+   * caller's unwritten command is never sent.
+   */
+  start<A>(
+    request: Request<A>,
+    resume: (effect: Effect.Effect<A, RedisError>) => void
+  ): Effect.Effect<void> | undefined {
+    const refusal = this.refusal()
+    if (refusal !== undefined) {
+      resume(Effect.fail(refusal))
+      return undefined
+    }
+    if (this.window.tryTake(request.permits)) {
+      request.resume = resume
+      this.enqueue(request)
+      return Effect.sync(() => this.abandon(request))
+    }
+    resume(this.run(request))
+    return undefined
+  }
+
+  /** Admits the request and waits for its outcome; interrupting the wait abandons an unwritten request. */
+  run<A>(request: Request<A>): Effect.Effect<A, RedisError> {
+    return Effect.onInterrupt(Effect.andThen(this.admit(request), Deferred.await(request.deferred)), () =>
+      Effect.sync(() => this.abandon(request))
+    )
   }
 
   // ---------------------------------------------------------------------------
   // completion (called from the socket callbacks, outside any fiber)
 
-  settle(request: Request, reply: Reply): void {
+  settle(request: AnyRequest, reply: Reply): void {
     this.clearOverdue(request)
     request.state = SETTLED
     let exit: Exit.Exit<any, RedisError>
@@ -655,7 +701,7 @@ export class Engine {
     request.complete(exit)
   }
 
-  fail(request: Request, error: RedisError): void {
+  fail(request: AnyRequest, error: RedisError): void {
     this.clearOverdue(request)
     request.state = SETTLED
     request.commands = EMPTY_COMMANDS
@@ -664,7 +710,7 @@ export class Engine {
     request.complete(Exit.fail(error))
   }
 
-  private expire(request: Request): void {
+  private expire(request: AnyRequest): void {
     if (request.done) return
     const written = request.written
     if (!written) request.state = ABANDONED
@@ -782,7 +828,7 @@ export class Engine {
   })
 
   /** Writes a batch; returns true when the socket wants a `drain` first. */
-  private write(connection: Connection, batch: Array<Request>): boolean {
+  private write(connection: Connection, batch: Array<AnyRequest>): boolean {
     let commands: Array<Command> | undefined
     for (let i = 0; i < batch.length; i++) {
       const request = batch[i]
@@ -810,7 +856,7 @@ export class Engine {
   readonly writer: Effect.Effect<never> = Effect.gen({ self: this }, function* () {
     for (;;) {
       const connection = yield* this.awaitConnection
-      let batch: Array<Request>
+      let batch: Array<AnyRequest>
       if (this.carry.length > 0) {
         batch = this.carry
         this.carry = []
@@ -1025,7 +1071,7 @@ const EMPTY_COMMANDS: ReadonlyArray<Command> = []
  */
 export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, RedisError, Scope.Scope> =>
   Effect.gen(function* () {
-    const engine = new Engine(options, yield* Queue.unbounded<Request>())
+    const engine = new Engine(options, yield* Queue.unbounded<AnyRequest>())
     // Installed before any fiber runs, so a close that comes at once still finds (and closes) it.
     engine.install(yield* engine.connect)
     yield* Effect.forkScoped(engine.supervise)
