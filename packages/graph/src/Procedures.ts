@@ -70,8 +70,16 @@ export const nodeId = (id: number | bigint): NodeId => new Arguments.NodeId(id)
  * @category models
  */
 export interface CallOptions {
-  /** The output columns to `YIELD` (and return, in this order). Default: the procedure's own outputs. */
-  readonly yield?: ReadonlyArray<string> | undefined
+  /**
+   * The output columns to `YIELD` (and return, in this order), each a name or
+   * `[name, alias]` (`YIELD label AS l`). Default: the procedure's own outputs.
+   */
+  readonly yield?: ReadonlyArray<string | readonly [name: string, alias: string]> | undefined
+  /**
+   * A `WHERE` over the yielded columns, as Cypher text (`l STARTS WITH 'C'`). Written into
+   * the query as given: put values in arguments, never in this text.
+   */
+  readonly where?: string | undefined
   /**
    * What to return instead of the yielded columns, as Cypher text over them (`node.name AS
    * name, score ORDER BY name`). It is written into the query as given: never put values in
@@ -133,16 +141,25 @@ export const callQuery = (
   const enc = Arguments.encoder("a")
   const argumentText = args.map((arg, i) => Arguments.encode(enc, arg, `argument ${i}`)).join(", ")
   const columns = options.yield ?? []
-  const yieldText = columns.map((c) => quoteOrThrow(c, "output name")).join(", ")
+  const yieldText = columns
+    .map((c) =>
+      typeof c === "string"
+        ? quoteOrThrow(c, "output name")
+        : `${quoteOrThrow(c[0], "output name")} AS ${quoteOrThrow(c[1], "alias")}`
+    )
+    .join(", ")
+  const returnText = columns.map((c) => quoteOrThrow(typeof c === "string" ? c : c[1], "alias")).join(", ")
   const match = Arguments.matchNodes(enc)
   if (match !== "" && columns.length === 0) {
     throw invalidArgument("yield", `name the YIELD columns of ${procedure}: a call after MATCH must return them`)
   }
-  if (options.returns !== undefined && columns.length === 0) {
-    throw invalidArgument("returns", `returns needs the YIELD columns of ${procedure}`)
+  if ((options.returns !== undefined || options.where !== undefined) && columns.length === 0) {
+    throw invalidArgument("yield", `returns and where need the YIELD columns of ${procedure}`)
   }
   let text = `${match}CALL ${procedure}(${argumentText})`
-  if (columns.length > 0) text += ` YIELD ${yieldText} RETURN ${options.returns ?? yieldText}`
+  if (columns.length > 0) {
+    text += ` YIELD ${yieldText}${options.where === undefined ? "" : ` WHERE ${options.where}`} RETURN ${options.returns ?? returnText}`
+  }
   return { _tag: "CypherQuery", text, parameters: enc.parameters }
 }
 

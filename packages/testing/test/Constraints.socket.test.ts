@@ -220,3 +220,58 @@ describe("Constraints over recorded replies (admin-constraints)", () => {
     })
   )
 })
+
+describe("Indexes and constraints over RESP3 (resp3)", () => {
+  const g = "resp3"
+  it.live("a vector index and a mandatory constraint, listed with their options, over RESP3", () =>
+    Effect.gen(function* () {
+      const run = yield* withReplay(
+        g,
+        (db) =>
+          Effect.gen(function* () {
+            const graph = db.graph(g)
+            yield* graph.indexes.createVector({
+              label: "P",
+              property: "v",
+              dimension: 2,
+              similarityFunction: "euclidean"
+            })
+            const indexes = yield* graph.indexes.list()
+            const pending = yield* graph.constraints.create({ kind: "MANDATORY", label: "P", properties: ["name"] })
+            const constraints = yield* graph.constraints.list()
+            return { indexes, pending, constraints }
+          }),
+        {
+          protocol: 3,
+          translations: [
+            [
+              ro(g, "CALL db.indexes()"),
+              q(
+                g,
+                "CALL db.indexes() YIELD label, properties, types, options, entitytype RETURN label, properties, types, options, entitytype"
+              )
+            ],
+            [
+              ro(g, "CALL db.constraints()"),
+              q(
+                g,
+                "CALL db.constraints() YIELD type, label, properties, entitytype RETURN type, label, properties, entitytype"
+              )
+            ]
+          ]
+        }
+      )
+      assert.deepStrictEqual(run.unrecorded, [])
+      assert.deepStrictEqual(run.unusedTranslations, [])
+      const [p] = run.value.indexes
+      assert.strictEqual(p!.label, "P")
+      assert.deepStrictEqual(p!.types, { v: ["VECTOR"] })
+      assert.strictEqual(p!.options.v!.dimension, 2)
+      assert.strictEqual(p!.options.v!.similarityFunction, "euclidean")
+      assert.strictEqual(run.value.pending, "PENDING")
+      assert.deepStrictEqual(run.value.constraints, [
+        { kind: "MANDATORY", label: "P", properties: ["name"], entityType: "NODE", status: "OPERATIONAL" }
+      ])
+    })
+  )
+})

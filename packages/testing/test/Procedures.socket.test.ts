@@ -212,6 +212,7 @@ describe("Procedures over recorded replies (procedures)", () => {
               fulltext: yield* procedures.call("db.idx.fulltext.createNodeIndex", ["City", "name"], {
                 readOnly: false
               }),
+              aliased: yield* procedures.call("db.labels", [], { yield: [["label", "l"]], where: "l STARTS WITH 'C'" }),
               badName: yield* Effect.flip(procedures.call("db.labels() RETURN 1 //")),
               badColumn: yield* Effect.flip(procedures.call("db.labels", [], { yield: ["a`b"] }))
             }
@@ -263,9 +264,15 @@ describe("Procedures over recorded replies (procedures)", () => {
       assert.strictEqual(v.output.reason._tag, "UnknownOutput")
       assert.strictEqual(serverMessageOf(v.output), "Procedure `algo.pageRank` does not yield output `nosuch`")
       assert.strictEqual(v.fulltext.statistics.indicesCreated, 1)
+      // YIELD … AS and WHERE: sent exactly as recorded.
+      assert.deepStrictEqual(
+        v.aliased.rows.map((r) => r.get("l")),
+        ["City"]
+      )
+      assert.isTrue(run.sent.some((c) => c[2] === "CALL db.labels() YIELD label AS l WHERE l STARTS WITH 'C' RETURN l"))
       assert.strictEqual(v.badName.reason._tag, "InvalidIdentifier")
       assert.strictEqual(v.badColumn.reason._tag, "InvalidIdentifier")
-      assert.strictEqual(run.sent.length, 7)
+      assert.strictEqual(run.sent.length, 8)
     })
   )
 })
