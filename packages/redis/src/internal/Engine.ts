@@ -353,7 +353,8 @@ const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): st
   }
 }
 
-const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisError> =>
+/** Opens a TCP/TLS/unix socket within `connectTimeout` (also used by the pub/sub subscriber). */
+export const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisError> =>
   Effect.callback<Net.Socket, RedisError>((resume) => {
     const address = options.address
     const socket =
@@ -404,8 +405,8 @@ const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisEr
     })
   })
 
-/** The handshake commands, in the order they are sent. */
-const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
+/** The handshake commands, in the order they are sent (also used by the pub/sub subscriber). */
+export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
   const commands: Array<Command> = []
   const password = options.password === undefined ? undefined : Redacted.value(options.password)
   if (options.protocol === 3) {
