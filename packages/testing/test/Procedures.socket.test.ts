@@ -213,6 +213,10 @@ describe("Procedures over recorded replies (procedures)", () => {
                 readOnly: false
               }),
               aliased: yield* procedures.call("db.labels", [], { yield: [["label", "l"]], where: "l STARTS WITH 'C'" }),
+              found: yield* procedures.call("db.idx.fulltext.queryNodes", ["City", "B"], {
+                yield: ["node", "score"],
+                returns: "node.name AS name, score"
+              }),
               badName: yield* Effect.flip(procedures.call("db.labels() RETURN 1 //")),
               badColumn: yield* Effect.flip(procedures.call("db.labels", [], { yield: ["a`b"] }))
             }
@@ -234,6 +238,12 @@ describe("Procedures over recorded replies (procedures)", () => {
             [
               q("CYPHER `a0`='City' `a1`='name' CALL db.idx.fulltext.createNodeIndex($a0, $a1)"),
               q("CALL db.idx.fulltext.createNodeIndex('City', 'name')")
+            ],
+            [
+              ro(
+                "CYPHER `a0`='City' `a1`='B' CALL db.idx.fulltext.queryNodes($a0, $a1) YIELD node, score RETURN node.name AS name, score"
+              ),
+              ro("CALL db.idx.fulltext.queryNodes('City', 'B') YIELD node, score RETURN node.name AS name, score")
             ]
           ]
         }
@@ -264,6 +274,10 @@ describe("Procedures over recorded replies (procedures)", () => {
       assert.strictEqual(v.output.reason._tag, "UnknownOutput")
       assert.strictEqual(serverMessageOf(v.output), "Procedure `algo.pageRank` does not yield output `nosuch`")
       assert.strictEqual(v.fulltext.statistics.indicesCreated, 1)
+      assert.deepStrictEqual(
+        v.found.rows.map((r) => r.toObject()),
+        [{ name: "B", score: 2 }]
+      )
       // YIELD … AS and WHERE: sent exactly as recorded.
       assert.deepStrictEqual(
         v.aliased.rows.map((r) => r.get("l")),
@@ -272,7 +286,7 @@ describe("Procedures over recorded replies (procedures)", () => {
       assert.isTrue(run.sent.some((c) => c[2] === "CALL db.labels() YIELD label AS l WHERE l STARTS WITH 'C' RETURN l"))
       assert.strictEqual(v.badName.reason._tag, "InvalidIdentifier")
       assert.strictEqual(v.badColumn.reason._tag, "InvalidIdentifier")
-      assert.strictEqual(run.sent.length, 8)
+      assert.strictEqual(run.sent.length, 9)
     })
   )
 })
