@@ -31,14 +31,46 @@
  * @since 0.1.0
  */
 import type { ErrorReply } from "@effect-falkordb/resp/Reply"
+import type * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Predicate from "effect/Predicate"
+import type * as Types from "effect/Types"
 
 const TypeId = "~@effect-falkordb/redis/RedisError" as const
 const ReasonTypeId = "~@effect-falkordb/redis/RedisError/Reason" as const
 
 /** Error codes Redis sends before it runs a command: the command had no effect. */
 const NOT_EXECUTED_CODES: ReadonlySet<string> = new Set(["LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN"])
+
+/** What every reason carries besides its own fields. */
+interface ReasonMarker {
+  readonly [ReasonTypeId]: typeof ReasonTypeId
+}
+
+/** The constructor of a reason class: its own fields `A` in, a tagged, yieldable error out. */
+type ReasonConstructor<Tag extends string, Extra> = new <A extends Record<string, unknown>>(
+  args: Types.VoidIfEmpty<{ readonly [P in keyof A]: A[P] }>
+) => Cause.YieldableError & { readonly _tag: Tag } & Readonly<A> & ReasonMarker & Extra
+
+/** The base of a reason: a tagged error marked as a reason of `RedisError`. */
+const Reason = <Tag extends string>(tag: Tag): ReasonConstructor<Tag, {}> =>
+  class extends Data.TaggedError(tag) {
+    readonly [ReasonTypeId] = ReasonTypeId
+  } as unknown as ReasonConstructor<Tag, {}>
+
+/** The base of a refusal: a call the client never sent, which would fail the same way again. */
+const Refusal = <Tag extends string>(
+  tag: Tag
+): ReasonConstructor<Tag, { readonly written: boolean; readonly isRetryable: boolean }> =>
+  class extends Data.TaggedError(tag) {
+    readonly [ReasonTypeId] = ReasonTypeId
+    get written(): boolean {
+      return false
+    }
+    get isRetryable(): boolean {
+      return false
+    }
+  } as unknown as ReasonConstructor<Tag, { readonly written: boolean; readonly isRetryable: boolean }>
 
 /**
  * The server answered with an error reply (`-ERR …`, `-WRONGTYPE …`). `code` is the
@@ -49,13 +81,12 @@ const NOT_EXECUTED_CODES: ReadonlySet<string> = new Set(["LOADING", "BUSY", "TRY
  * @since 0.1.0
  * @category reasons
  */
-export class Reply extends Data.TaggedError("Reply")<{
+export class Reply extends Reason("Reply")<{
   readonly code: string | undefined
   readonly serverMessage: string
   readonly command: string
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get written(): boolean {
     return true
   }
@@ -109,12 +140,11 @@ export class Reply extends Data.TaggedError("Reply")<{
  * @since 0.1.0
  * @category reasons
  */
-export class ConnectionLost extends Data.TaggedError("ConnectionLost")<{
+export class ConnectionLost extends Reason("ConnectionLost")<{
   readonly written: boolean
   readonly message: string
   readonly cause?: unknown
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get isRetryable(): boolean {
     return !this.written
   }
@@ -132,12 +162,11 @@ export class ConnectionLost extends Data.TaggedError("ConnectionLost")<{
  * @since 0.1.0
  * @category reasons
  */
-export class Timeout extends Data.TaggedError("Timeout")<{
+export class Timeout extends Reason("Timeout")<{
   readonly written: boolean
   readonly timeout: number
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get isRetryable(): boolean {
     return !this.written
   }
@@ -155,12 +184,11 @@ export class Timeout extends Data.TaggedError("Timeout")<{
  * @since 0.1.0
  * @category reasons
  */
-export class Protocol extends Data.TaggedError("Protocol")<{
+export class Protocol extends Reason("Protocol")<{
   readonly message: string
   readonly offset?: number | undefined
   readonly cause?: unknown
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get written(): boolean {
     return true
   }
@@ -180,11 +208,10 @@ export class Protocol extends Data.TaggedError("Protocol")<{
  * @since 0.1.0
  * @category reasons
  */
-export class Offline extends Data.TaggedError("Offline")<{
+export class Offline extends Reason("Offline")<{
   readonly message: string
   readonly cause?: unknown
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get written(): boolean {
     return false
   }
@@ -203,11 +230,10 @@ export class Offline extends Data.TaggedError("Offline")<{
  * @since 0.1.0
  * @category reasons
  */
-export class Closed extends Data.TaggedError("Closed")<{
+export class Closed extends Reason("Closed")<{
   readonly written: boolean
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get isRetryable(): boolean {
     return false
   }
@@ -222,17 +248,10 @@ export class Closed extends Data.TaggedError("Closed")<{
  * @since 0.1.0
  * @category reasons
  */
-export class Config extends Data.TaggedError("Config")<{
+export class Config extends Refusal("Config")<{
   readonly field: string
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
-  get written(): boolean {
-    return false
-  }
-  get isRetryable(): boolean {
-    return false
-  }
   get hint(): string {
     return `fix the "${this.field}" option`
   }
@@ -245,16 +264,9 @@ export class Config extends Data.TaggedError("Config")<{
  * @since 0.1.0
  * @category reasons
  */
-export class InvalidArgument extends Data.TaggedError("InvalidArgument")<{
+export class InvalidArgument extends Refusal("InvalidArgument")<{
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
-  get written(): boolean {
-    return false
-  }
-  get isRetryable(): boolean {
-    return false
-  }
   get hint(): string {
     return "arguments must be strings, finite numbers, bigints or Uint8Arrays; timeouts positive durations"
   }
@@ -267,17 +279,10 @@ export class InvalidArgument extends Data.TaggedError("InvalidArgument")<{
  * @since 0.1.0
  * @category reasons
  */
-export class NotMultiplexable extends Data.TaggedError("NotMultiplexable")<{
+export class NotMultiplexable extends Refusal("NotMultiplexable")<{
   readonly command: string
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
-  get written(): boolean {
-    return false
-  }
-  get isRetryable(): boolean {
-    return false
-  }
   get hint(): string {
     return "run this command through withExclusive"
   }
@@ -290,17 +295,10 @@ export class NotMultiplexable extends Data.TaggedError("NotMultiplexable")<{
  * @since 0.1.0
  * @category reasons
  */
-export class Unsupported extends Data.TaggedError("Unsupported")<{
+export class Unsupported extends Refusal("Unsupported")<{
   readonly command: string
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
-  get written(): boolean {
-    return false
-  }
-  get isRetryable(): boolean {
-    return false
-  }
   get hint(): string {
     return "this client does not support the command's reply mode (pub/sub, MONITOR, CLIENT REPLY); use a dedicated client for it"
   }
@@ -312,16 +310,9 @@ export class Unsupported extends Data.TaggedError("Unsupported")<{
  * @since 0.1.0
  * @category reasons
  */
-export class BatchSpansEngines extends Data.TaggedError("BatchSpansEngines")<{
+export class BatchSpansEngines extends Refusal("BatchSpansEngines")<{
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
-  get written(): boolean {
-    return false
-  }
-  get isRetryable(): boolean {
-    return false
-  }
   get hint(): string {
     return "keep a batch's keys on one engine (hash tags {…}), or pass { exclusiveFallback: true }"
   }
@@ -333,18 +324,11 @@ export class BatchSpansEngines extends Data.TaggedError("BatchSpansEngines")<{
  * @since 0.1.0
  * @category reasons
  */
-export class BatchTooLarge extends Data.TaggedError("BatchTooLarge")<{
+export class BatchTooLarge extends Refusal("BatchTooLarge")<{
   readonly commands: number
   readonly window: number
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
-  get written(): boolean {
-    return false
-  }
-  get isRetryable(): boolean {
-    return false
-  }
   get hint(): string {
     return "split the batch or raise the window"
   }
@@ -356,12 +340,11 @@ export class BatchTooLarge extends Data.TaggedError("BatchTooLarge")<{
  * @since 0.1.0
  * @category reasons
  */
-export class Decode extends Data.TaggedError("Decode")<{
+export class Decode extends Reason("Decode")<{
   readonly command: string
   readonly message: string
   readonly cause?: unknown
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get written(): boolean {
     return true
   }
