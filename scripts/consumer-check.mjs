@@ -63,7 +63,12 @@ try {
       (e) => !has(e)
     )
     const unwanted = entries.filter((e) => /\/test\/|\.test\.|tsconfig|vitest|tsbuildinfo|\/internal\/.*\.test/.test(e))
+    // A built file without its source is left over from a module that moved or went away.
+    const stale = entries.filter(
+      (e) => /^package\/dist\/.*\.js$/.test(e) && !has(e.replace(/^package\/dist\/(.*)\.js$/, "src/$1.ts"))
+    )
     if (missing.length > 0) fail(`${tarball} lacks ${missing.join(", ")}`)
+    if (stale.length > 0) fail(`${tarball} ships built files without sources: ${stale.join(", ")}`)
     if (unwanted.length > 0) fail(`${tarball} ships ${unwanted.join(", ")}`)
     const size = fs.statSync(file).size
     const count = (re) => entries.filter((e) => re.test(e)).length

@@ -20,18 +20,6 @@ interface Waiter {
 }
 
 /**
- * @example
- * ```ts
- * import { FullDuplexWindow } from "@effect-falkordb/redis/FullDuplexWindow"
- *
- * // At most 2 commands owed by the server at once.
- * const window = new FullDuplexWindow(2)
- * window.tryTake(2) // true: both permits taken
- * window.tryTake(1) // false: the window is full
- * window.release(1)
- * window.tryTake(1) // true
- * ```
- *
  * @since 0.1.0
  * @category models
  */

@@ -45,15 +45,6 @@ export const crc16 = (bytes: Uint8Array, start = 0, end = bytes.length): number 
  * The hash slot of a key, with the Redis Cluster hashtag rule: if the key has a `{` followed later by a `}`
  * with at least one byte between them, only those bytes are hashed; otherwise the whole key is.
  *
- * @example
- * ```ts
- * import { hashSlot } from "@effect-falkordb/redis/HashSlot"
- *
- * hashSlot("user:1000") // 1649
- * // Keys that share a {hash tag} share a slot, so a multi-key command can take them together.
- * hashSlot("{user:1000}.following") === hashSlot("{user:1000}.followers") // true
- * ```
- *
  * @since 0.1.0
  * @category hashing
  */
