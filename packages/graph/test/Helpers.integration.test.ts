@@ -89,6 +89,25 @@ describe.skipIf(!url)("helpers against a real FalkorDB (FALKORDB_URL)", () => {
           const foxes = yield* Stream.runCollect(g.search.fulltextNodes({ label: "Article", query: "fox" }))
           assert.strictEqual(foxes.length, 1)
 
+          // Relationship indexes: vector and full-text, searched.
+          yield* g.query("CREATE (:U)-[:SIM {w: vecf32([1.0, 0.0]), text: 'great movie'}]->(:U)")
+          yield* g.indexes.createVector({
+            label: "SIM",
+            entityType: "RELATIONSHIP",
+            property: "w",
+            dimension: 2,
+            similarityFunction: "cosine"
+          })
+          yield* g.indexes.createFulltext({ label: "SIM", entityType: "RELATIONSHIP", properties: ["text"] })
+          const [sim] = yield* g.indexes.awaitOperational({ label: "SIM", timeout: "30 seconds" })
+          assert.strictEqual(sim!.entityType, "RELATIONSHIP")
+          const nearest = yield* Stream.runCollect(
+            g.search.vectorRelationships({ label: "SIM", property: "w", k: 1, vector: [1, 0] })
+          )
+          assert.strictEqual(nearest[0]!.relationship.relationshipType, "SIM")
+          const reviews = yield* Stream.runCollect(g.search.fulltextRelationships({ label: "SIM", query: "great" }))
+          assert.strictEqual(reviews.length, 1)
+
           assert.strictEqual(
             (yield* g.indexes.drop({ type: "RANGE", label: "Doc", properties: ["n"] })).indicesDeleted,
             1
