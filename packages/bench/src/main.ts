@@ -4,7 +4,7 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,decoder,graph`,
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,decoder,graph`,
  * `--no-write` (print only).
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
@@ -14,6 +14,7 @@ import * as Decoder from "./decoder.ts"
 import * as Engines from "./engines.ts"
 import * as Harness from "./harness.ts"
 import * as Peers from "./peers.ts"
+import * as RateLimiterBench from "./ratelimiter.ts"
 import * as Strategies from "./strategies.ts"
 import * as Transport from "./transport.ts"
 
@@ -62,7 +63,8 @@ const program = Effect.gen(function* () {
         `interleaved; figures are medians, ratios are medians of ratios taken within one run.`
     ].join("\n")
   )
-  const needsServer = wanted("strategies") || wanted("engines") || wanted("peers") || wanted("transport")
+  const needsServer =
+    wanted("strategies") || wanted("engines") || wanted("peers") || wanted("transport") || wanted("ratelimiter")
   if (needsServer) {
     yield* Effect.scoped(
       Effect.gen(function* () {
@@ -73,6 +75,7 @@ const program = Effect.gen(function* () {
         if (wanted("engines")) yield* emit(yield* Engines.run(options))
         if (wanted("peers")) yield* emit(yield* Peers.run(options))
         if (wanted("transport")) yield* emit(yield* Transport.run(options))
+        if (wanted("ratelimiter")) yield* emit(yield* RateLimiterBench.run(options))
       })
     )
   }
