@@ -4,6 +4,7 @@
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { assert, layer } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Redis from "effect/persistence/Redis"
 import * as RedisConnection from "../src/RedisConnection.ts"
@@ -70,6 +71,13 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("RedisEr
       assert.strictEqual(error.cause, error.reason)
     })
   )
+
+  it("an uncaught error renders with its hint (what runMain prints)", () => {
+    const error = RedisError.make(new RedisError.Offline({ message: "could not connect to 127.0.0.1:1/0" }))
+    const printed = Cause.pretty(Cause.fail(error))
+    assert.include(printed, "RedisError: could not connect to 127.0.0.1:1/0 (hint: the server is unreachable")
+    assert.include(printed, "[cause]: Offline: could not connect")
+  })
 
   it("effect's persistence RedisError is not this package's", () => {
     const theirs = new Redis.RedisError({ cause: new Error("x") })
