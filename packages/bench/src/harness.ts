@@ -94,6 +94,8 @@ export interface CellOptions {
 /**
  * Closed loop through an Effect `RedisConnection`: `window` 1 uses `execute`, larger windows
  * keep that many `submit` futures per caller and await the oldest before sending again.
+ * Every caller sends at least one command, so a process descheduled past the deadline still
+ * measures something instead of an empty cell.
  *
  * @since 0.1.0
  * @category load
@@ -111,21 +113,21 @@ export const runEffectCell = (
       load.window === 1
         ? Effect.gen(function* () {
             let i = 0
-            while (performance.now() < deadline) {
+            do {
               yield* redis.execute(commandFor(op, c, i++))
               ops++
-            }
+            } while (performance.now() < deadline)
           })
         : Effect.gen(function* () {
             const inFlight: Array<{ readonly await: Effect.Effect<Reply, unknown> }> = []
             let i = 0
-            while (performance.now() < deadline) {
+            do {
               if (inFlight.length === load.window) {
                 yield* inFlight.shift()!.await
                 ops++
               }
               inFlight.push(yield* redis.submit(commandFor(op, c, i++)))
-            }
+            } while (performance.now() < deadline)
             for (const future of inFlight) {
               yield* future.await
               ops++
@@ -158,13 +160,13 @@ export const runPromiseCell = async (
   const caller = async (c: number): Promise<void> => {
     const inFlight: Array<Promise<unknown>> = []
     let i = 0
-    while (performance.now() < deadline) {
+    do {
       if (inFlight.length === load.window) {
         await inFlight.shift()
         ops++
       }
       inFlight.push(send(commandFor(op, c, i++)))
-    }
+    } while (performance.now() < deadline)
     for (const pending of inFlight) {
       await pending
       ops++
