@@ -10,27 +10,11 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type { RedisConnection } from "../src/RedisConnection.ts"
 import type { RedisError } from "../src/RedisError.ts"
-import * as RedisOptions from "../src/RedisOptions.ts"
-import * as Client from "../src/internal/Client.ts"
-import type { Engine } from "../src/internal/Engine.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
+import { build } from "./fixtures/Strategies.ts"
 import * as TcpProxy from "./fixtures/Proxy.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
-
-type Kind = "single" | "pooled8" | "multiplexed1" | "multiplexed8"
-
-const build = (kind: Kind, url: string, extra: RedisOptions.RedisOptions = {}) =>
-  Effect.gen(function* () {
-    const resolved = yield* RedisOptions.resolve({ url, ...extra })
-    const built: { service: RedisConnection["Service"]; engines: ReadonlyArray<Engine> } =
-      kind === "single"
-        ? yield* Client.makeSingle(resolved)
-        : kind === "pooled8"
-          ? yield* Client.makePooled(resolved, 8)
-          : yield* Client.makeMultiplexed(resolved, kind === "multiplexed1" ? 1 : 8, "spread")
-    return built
-  })
 
 interface Ledger {
   acknowledged: number
@@ -245,9 +229,9 @@ describe("faults", { timeout: 60_000 }, () => {
         }
         // A server that keeps loading past connectTimeout: the connect fails, saying why.
         loadingPings = Number.POSITIVE_INFINITY
-        const error = yield* Effect.flip(build("single", fake.url, { connectTimeout: 300 }))
+        const error = yield* Effect.flip(build("single", fake.url, { connectTimeout: 1500 }))
         assert.strictEqual(error.reason._tag, "Offline")
-        assert.include(error.message, "still loading its dataset after 300 ms")
+        assert.include(error.message, "still loading its dataset after 1500 ms")
       })
   )
 

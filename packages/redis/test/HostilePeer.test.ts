@@ -10,24 +10,10 @@ import * as Fiber from "effect/Fiber"
 import type { RedisConnection } from "../src/RedisConnection.ts"
 import type { RedisError } from "../src/RedisError.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
-import * as Client from "../src/internal/Client.ts"
-import type { Engine } from "../src/internal/Engine.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
+import { build } from "./fixtures/Strategies.ts"
 
 const kinds = ["single", "pooled4", "multiplexed1", "multiplexed4"] as const
-type Kind = (typeof kinds)[number]
-
-const build = (kind: Kind, url: string, extra: RedisOptions.RedisOptions = {}) =>
-  Effect.gen(function* () {
-    const resolved = yield* RedisOptions.resolve({ url, ...extra })
-    const built: { service: RedisConnection["Service"]; engines: ReadonlyArray<Engine> } =
-      kind === "single"
-        ? yield* Client.makeSingle(resolved)
-        : kind === "pooled4"
-          ? yield* Client.makePooled(resolved, 4)
-          : yield* Client.makeMultiplexed(resolved, kind === "multiplexed1" ? 1 : 4, "spread")
-    return built
-  })
 
 const text = (reply: unknown): string =>
   typeof reply === "string" ? reply : new TextDecoder().decode(reply as Uint8Array)
@@ -201,9 +187,7 @@ describe("hostile peers", { timeout: 60_000 }, () => {
         assert.include(error.message, "within 250 ms", kind)
       }
       // A pool of one, busy: the wait for a free connection and the call share one budget.
-      const pooled = yield* Effect.flatMap(RedisOptions.resolve({ url: fake.url, closeTimeout: 100 }), (resolved) =>
-        Client.makePooled(resolved, 1)
-      )
+      const pooled = yield* build("pooled1", fake.url, { closeTimeout: 100 })
       const busy = yield* Effect.forkChild(pooled.service.execute(["SLOW"]), { startImmediately: true })
       yield* Effect.sleep(50)
       const waited = yield* Effect.flip(pooled.service.execute(["HOLD"], { timeout: 600 }))

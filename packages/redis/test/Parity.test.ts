@@ -6,26 +6,12 @@ import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type { RedisConnection } from "../src/RedisConnection.ts"
-import * as RedisOptions from "../src/RedisOptions.ts"
-import * as Client from "../src/internal/Client.ts"
 import type { Engine } from "../src/internal/Engine.ts"
+import { build } from "./fixtures/Strategies.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
 type Kind = "single" | "pooled8" | "multiplexed1" | "multiplexed8"
-
-const build = (kind: Kind, url: string, extra: RedisOptions.RedisOptions = {}) =>
-  Effect.gen(function* () {
-    const resolved = yield* RedisOptions.resolve({ url, ...extra })
-    const built: { service: RedisConnection["Service"]; engines: ReadonlyArray<Engine> } =
-      kind === "single"
-        ? yield* Client.makeSingle(resolved)
-        : kind === "pooled8"
-          ? yield* Client.makePooled(resolved, 8)
-          : yield* Client.makeMultiplexed(resolved, kind === "multiplexed1" ? 1 : 8, "spread")
-    return built
-  })
 
 /** Every permit of every engine is back: nothing queued, nothing owed. */
 const permitsInUse = (engines: ReadonlyArray<Engine>) => engines.reduce((sum, engine) => sum + engine.window.inUse, 0)

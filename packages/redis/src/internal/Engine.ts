@@ -898,7 +898,8 @@ export class Engine {
   private exchange(
     connection: Connection,
     commands: Array<Command>,
-    deadline: number
+    deadline: number,
+    late = `${this.options.target} accepted the connection but did not answer the handshake within ${this.options.connectTimeout} ms${this.options.tls === undefined ? " (is it a TLS port? then use rediss://)" : ""}`
   ): Effect.Effect<Array<Reply>, RedisError> {
     const request = new Request(commands, true, 0, this.options.connectTimeout)
     request.state = WRITTEN
@@ -910,9 +911,7 @@ export class Engine {
         orElse: () =>
           Effect.fail(
             new RedisError({
-              reason: new Offline({
-                message: `${this.options.target} accepted the connection but did not answer the handshake within ${this.options.connectTimeout} ms${this.options.tls === undefined ? " (is it a TLS port? then use rediss://)" : ""}`
-              })
+              reason: new Offline({ message: late })
             })
           )
       })
@@ -941,6 +940,7 @@ export class Engine {
         }
       }
       let probe = replies[replies.length - 1]
+      const stillLoading = `${this.options.target} was still loading its dataset after ${this.options.connectTimeout} ms (connectTimeout); commands wait for a later reconnect`
       let delay = LOADING_FIRST_DELAY
       while (probe instanceof ErrorReply && probe.code === "LOADING") {
         this.loadingProbes++
@@ -948,13 +948,13 @@ export class Engine {
         if (left <= delay) {
           return yield* new RedisError({
             reason: new Offline({
-              message: `${this.options.target} was still loading its dataset after ${this.options.connectTimeout} ms (connectTimeout); commands wait for a later reconnect`
+              message: stillLoading
             })
           })
         }
         yield* Effect.sleep(delay)
         delay = Math.min(delay * 2, LOADING_MAX_DELAY)
-        probe = (yield* this.exchange(connection, [["PING"]], deadline))[0]
+        probe = (yield* this.exchange(connection, [["PING"]], deadline, stillLoading))[0]
       }
       if (probe instanceof ErrorReply) {
         return yield* fromErrorReply(
