@@ -67,6 +67,35 @@ const errorOf = (exit: Exit.Exit<unknown, RedisError>): RedisError | undefined =
 
 const echoReply = (payload: string) => `$${Buffer.byteLength(payload)}\r\n${payload}\r\n`
 
+/**
+ * A peer that answers SPLIT with 70 KiB of a simple string whose CRLF comes only with the
+ * next reply; ECHO is answered as a simple string, so that CRLF really joins them.
+ */
+const lateTerminatorPeer = FakeServer.make((command) => {
+  if (command[0] === "PING") return "+PONG\r\n"
+  if (command[0] === "ECHO") return `+${command[1]}\r\n`
+  if (command[0] === "SPLIT") return `+${"y".repeat(70 * 1024)}`
+  return "-ERR unknown\r\n"
+})
+
+/**
+ * A peer that answers HALF with half a bulk reply and then goes silent on that connection
+ * for good (a half-open connection); PING and ECHO are answered normally elsewhere.
+ */
+const halfOpenPeer = Effect.suspend(() => {
+  const silent = new Set<number>()
+  return FakeServer.make((command, connection) => {
+    if (silent.has(connection)) return undefined
+    if (command[0] === "PING") return "+PONG\r\n"
+    if (command[0] === "ECHO") return echoReply(command[1]!)
+    if (command[0] === "HALF") {
+      silent.add(connection)
+      return "$10\r\nabc"
+    }
+    return "-ERR unknown\r\n"
+  })
+})
+
 describe("hostile peers", { timeout: 60_000 }, () => {
   for (const kind of kinds) {
     it.live(
@@ -104,12 +133,7 @@ describe("hostile peers", { timeout: 60_000 }, () => {
         // SPLIT is answered with a line the *next* reply terminates: read naively, SPLIT's
         // reply would swallow the next one and every later reply would reach the caller after
         // its own. Replies are simple strings so the terminator really joins them.
-        const fake = yield* FakeServer.make((command) => {
-          if (command[0] === "PING") return "+PONG\r\n"
-          if (command[0] === "ECHO") return `+${command[1]}\r\n`
-          if (command[0] === "SPLIT") return `+${"y".repeat(70 * 1024)}`
-          return "-ERR unknown\r\n"
-        })
+        const fake = yield* lateTerminatorPeer
         const { service: redis } = yield* build(kind, fake.url, { reconnect: { baseDelay: 10, maxDelay: 50 } })
         const split = yield* Effect.forkChild(Effect.exit(redis.execute(["SPLIT"])), { startImmediately: true })
         const own = yield* burst(redis, "late")
@@ -153,12 +177,7 @@ describe("hostile peers", { timeout: 60_000 }, () => {
     "the late-terminator control: with the line cap raised above the line, replies do shift (why the cap exists)",
     () =>
       Effect.gen(function* () {
-        const fake = yield* FakeServer.make((command) => {
-          if (command[0] === "PING") return "+PONG\r\n"
-          if (command[0] === "ECHO") return `+${command[1]}\r\n`
-          if (command[0] === "SPLIT") return `+${"y".repeat(70 * 1024)}`
-          return "-ERR unknown\r\n"
-        })
+        const fake = yield* lateTerminatorPeer
         const { service: redis } = yield* build("single", fake.url, { maxLineLength: 1024 * 1024, closeTimeout: 100 })
         const split = yield* Effect.forkChild(redis.execute(["SPLIT"]), { startImmediately: true })
         const first = yield* Effect.forkChild(redis.execute(["ECHO", "first"]), { startImmediately: true })
@@ -216,17 +235,7 @@ describe("hostile peers", { timeout: 60_000 }, () => {
     () =>
       Effect.gen(function* () {
         // HALF is answered with half a bulk reply, then the connection goes silent for good.
-        const silent = new Set<number>()
-        const fake = yield* FakeServer.make((command, connection) => {
-          if (silent.has(connection)) return undefined
-          if (command[0] === "PING") return "+PONG\r\n"
-          if (command[0] === "ECHO") return echoReply(command[1]!)
-          if (command[0] === "HALF") {
-            silent.add(connection)
-            return "$10\r\nabc"
-          }
-          return "-ERR unknown\r\n"
-        })
+        const fake = yield* halfOpenPeer
         // The strategies run side by side: each waits out the default bound (10 s) once.
         const results = yield* Effect.forEach(
           kinds,
@@ -267,17 +276,7 @@ describe("hostile peers", { timeout: 60_000 }, () => {
     "the dead-peer controls: a short bound recovers fast; off, a shared connection stays dead; pooled is replaced when lent",
     () =>
       Effect.gen(function* () {
-        const silent = new Set<number>()
-        const fake = yield* FakeServer.make((command, connection) => {
-          if (silent.has(connection)) return undefined
-          if (command[0] === "PING") return "+PONG\r\n"
-          if (command[0] === "ECHO") return echoReply(command[1]!)
-          if (command[0] === "HALF") {
-            silent.add(connection)
-            return "$10\r\nabc"
-          }
-          return "-ERR unknown\r\n"
-        })
+        const fake = yield* halfOpenPeer
         // deadPeerTimeout 400 ms: the single engine is replaced, with a message naming the rule.
         const fast = yield* build("single", fake.url, { deadPeerTimeout: 400 })
         assert.strictEqual(
