@@ -4,7 +4,7 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,decoder,graph`,
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,decoder,graph`,
  * `--no-write` (print only).
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
@@ -13,6 +13,7 @@ import * as Fs from "node:fs"
 import * as Decoder from "./decoder.ts"
 import * as Engines from "./engines.ts"
 import * as Harness from "./harness.ts"
+import * as Instrumentation from "./instrumentation.ts"
 import * as Peers from "./peers.ts"
 import * as RateLimiterBench from "./ratelimiter.ts"
 import * as Strategies from "./strategies.ts"
@@ -64,7 +65,12 @@ const program = Effect.gen(function* () {
     ].join("\n")
   )
   const needsServer =
-    wanted("strategies") || wanted("engines") || wanted("peers") || wanted("transport") || wanted("ratelimiter")
+    wanted("strategies") ||
+    wanted("engines") ||
+    wanted("peers") ||
+    wanted("transport") ||
+    wanted("ratelimiter") ||
+    wanted("instrumentation")
   if (needsServer) {
     yield* Effect.scoped(
       Effect.gen(function* () {
@@ -76,6 +82,7 @@ const program = Effect.gen(function* () {
         if (wanted("peers")) yield* emit(yield* Peers.run(options))
         if (wanted("transport")) yield* emit(yield* Transport.run(options))
         if (wanted("ratelimiter")) yield* emit(yield* RateLimiterBench.run(options))
+        if (wanted("instrumentation")) yield* emit(yield* Instrumentation.run(options))
       })
     )
   }

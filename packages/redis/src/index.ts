@@ -16,6 +16,8 @@ export * as RedisPubSub from "./RedisPubSub.ts"
 /** @since 0.1.0 */
 export * as RedisError from "./RedisError.ts"
 /** @since 0.1.0 */
+export * as RedisInstrumentation from "./RedisInstrumentation.ts"
+/** @since 0.1.0 */
 export * as RedisOptions from "./RedisOptions.ts"
 /** @since 0.1.0 */
 export * as ReplySchema from "./ReplySchema.ts"
