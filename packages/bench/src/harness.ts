@@ -311,3 +311,52 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   const align = header.map((_, i) => (i === 0 ? "---" : "---:"))
   return [header, align, ...rows].map((cells) => `| ${cells.join(" | ")} |`).join("\n")
 }
+
+/**
+ * A closed loop measured in throughput and Node CPU time: `callers` fibers run `op(caller, i)`
+ * until `millis` have passed.
+ *
+ * @since 0.1.0
+ * @category measuring
+ */
+export const cpuLoop = <E>(
+  callers: number,
+  millis: number,
+  op: (caller: number, i: number) => Effect.Effect<unknown, E>
+): Effect.Effect<{ readonly rate: number; readonly cpuMicrosPerOp: number }, E> =>
+  Effect.gen(function* () {
+    let ops = 0
+    const started = performance.now()
+    const deadline = started + millis
+    const cpu = process.cpuUsage()
+    yield* Effect.forEach(
+      Array.from({ length: callers }, (_, caller) => caller),
+      (caller) =>
+        Effect.gen(function* () {
+          let i = 0
+          while (performance.now() < deadline) {
+            yield* op(caller, i++)
+            ops++
+          }
+        }),
+      { concurrency: "unbounded", discard: true }
+    )
+    const used = process.cpuUsage(cpu)
+    return {
+      rate: ops / ((performance.now() - started) / 1000),
+      cpuMicrosPerOp: (used.user + used.system) / Math.max(ops, 1)
+    }
+  })
+
+/**
+ * What a table's `run` takes: the server's port and the repetition settings.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TableOptions {
+  readonly port: number
+  readonly runs: number
+  readonly millis: number
+  readonly warmupMillis: number
+}

@@ -13,25 +13,10 @@ import * as Harness from "./harness.ts"
 type Service = RedisConnection.RedisConnection["Service"]
 
 const cell = (redis: Service, callers: number, millis: number) =>
-  Effect.gen(function* () {
-    let ops = 0
-    const started = performance.now()
-    const deadline = started + millis
-    const cpu = process.cpuUsage()
-    yield* Effect.forEach(
-      Array.from({ length: callers }, (_, caller) => caller),
-      (caller) =>
-        Effect.gen(function* () {
-          while (performance.now() < deadline) {
-            yield* redis.execute(["GET", `bench:${caller % 1024}`])
-            ops++
-          }
-        }),
-      { concurrency: "unbounded", discard: true }
-    )
-    const used = process.cpuUsage(cpu)
-    return { rate: ops / ((performance.now() - started) / 1000), cpu: (used.user + used.system) / Math.max(ops, 1) }
-  })
+  Effect.map(
+    Harness.cpuLoop(callers, millis, (caller) => redis.execute(["GET", `bench:${caller % 1024}`])),
+    (sample) => ({ rate: sample.rate, cpu: sample.cpuMicrosPerOp })
+  )
 
 /**
  * Runs the table and renders it.
@@ -39,12 +24,7 @@ const cell = (redis: Service, callers: number, millis: number) =>
  * @since 0.1.0
  * @category benchmarks
  */
-export const run = (options: {
-  readonly port: number
-  readonly runs: number
-  readonly millis: number
-  readonly warmupMillis: number
-}): Effect.Effect<string, unknown> =>
+export const run = (options: Harness.TableOptions): Effect.Effect<string, unknown> =>
   Effect.scoped(
     Effect.gen(function* () {
       const base = yield* RedisConnection.makeSingle({ url: `redis://127.0.0.1:${options.port}` })

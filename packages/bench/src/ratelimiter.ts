@@ -38,33 +38,10 @@ const backends: ReadonlyArray<Backend> = [
   }
 ]
 
-interface Sample {
-  readonly ops: number
-  readonly seconds: number
-  readonly cpuMicros: number
-}
-
 const cell = (limiter: RateLimiter.RateLimiter, callers: number, millis: number) =>
-  Effect.gen(function* () {
-    let ops = 0
-    const started = performance.now()
-    const deadline = started + millis
-    const cpu = process.cpuUsage()
-    yield* Effect.forEach(
-      Array.from({ length: callers }, (_, caller) => caller),
-      (caller) =>
-        Effect.gen(function* () {
-          let i = 0
-          while (performance.now() < deadline) {
-            yield* limiter.consume({ key: `bench:rl:${(caller * 7919 + i++) % 1024}`, limit: 1e9, window: "1 hour" })
-            ops++
-          }
-        }),
-      { concurrency: "unbounded", discard: true }
-    )
-    const used = process.cpuUsage(cpu)
-    return { ops, seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system } satisfies Sample
-  })
+  Harness.cpuLoop(callers, millis, (caller, i) =>
+    limiter.consume({ key: `bench:rl:${(caller * 7919 + i) % 1024}`, limit: 1e9, window: "1 hour" })
+  )
 
 /**
  * Runs the table and renders it.
@@ -72,12 +49,7 @@ const cell = (limiter: RateLimiter.RateLimiter, callers: number, millis: number)
  * @since 0.1.0
  * @category benchmarks
  */
-export const run = (options: {
-  readonly port: number
-  readonly runs: number
-  readonly millis: number
-  readonly warmupMillis: number
-}): Effect.Effect<string, unknown> =>
+export const run = (options: Harness.TableOptions): Effect.Effect<string, unknown> =>
   Effect.scoped(
     Effect.gen(function* () {
       const limiters: Array<RateLimiter.RateLimiter> = []
@@ -91,7 +63,7 @@ export const run = (options: {
         limiters.push(Context.get(context, RateLimiter.RateLimiter))
       }
       const callers = [1, 64]
-      const samples = new Map<string, Array<Sample>>()
+      const samples = new Map<string, Array<{ readonly rate: number; readonly cpuMicrosPerOp: number }>>()
       for (const limiter of limiters) yield* cell(limiter, 8, options.warmupMillis)
       for (let round = 0; round < options.runs; round++) {
         for (const concurrency of callers) {
@@ -104,13 +76,11 @@ export const run = (options: {
       }
       const rows: Array<Array<string>> = []
       for (const concurrency of callers) {
-        const nodeRate = Harness.median(
-          (samples.get(`${concurrency}/${backends.length - 1}`) ?? []).map((s) => s.ops / s.seconds)
-        )
+        const nodeRate = Harness.median((samples.get(`${concurrency}/${backends.length - 1}`) ?? []).map((s) => s.rate))
         for (let b = 0; b < backends.length; b++) {
           const list = samples.get(`${concurrency}/${b}`) ?? []
-          const rate = Harness.median(list.map((s) => s.ops / s.seconds))
-          const cpu = Harness.median(list.map((s) => s.cpuMicros / Math.max(s.ops, 1)))
+          const rate = Harness.median(list.map((s) => s.rate))
+          const cpu = Harness.median(list.map((s) => s.cpuMicrosPerOp))
           rows.push([
             String(concurrency),
             backends[b]!.name,
