@@ -27,6 +27,13 @@ export interface EmbeddedOptions {
   readonly module?: string
   readonly password?: Redacted.Redacted<string>
   readonly args?: ReadonlyArray<string>
+  /**
+   * Text of a config file, written to the server's directory and given as its first argument
+   * (a sentinel needs one it can rewrite: `sentinel monitor …`).
+   */
+  readonly config?: string
+  /** Runs the server as a sentinel (`redis-server <config> --sentinel`); needs `config`. */
+  readonly sentinel?: boolean
   readonly startTimeout?: Duration.Input
   readonly minimumVersion?: string
 }
@@ -199,7 +206,18 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
   )
   const port = options.port && options.port > 0 ? options.port : yield* freePort
   const unixSocket = options.unixSocket ? Path.join(dir, "redis.sock") : undefined
+  const configFile = options.config === undefined ? undefined : Path.join(dir, "redis.conf")
+  if (configFile !== undefined) Fs.writeFileSync(configFile, options.config!)
+  if (options.sentinel === true && configFile === undefined) {
+    return yield* new EmbeddedError({
+      reason: "StartFailed",
+      message: "a sentinel needs a config file it can rewrite",
+      hint: "pass config: 'sentinel monitor <name> <host> <port> <quorum>' with sentinel: true"
+    })
+  }
   const args = [
+    ...(configFile === undefined ? [] : [configFile]),
+    ...(options.sentinel === true ? ["--sentinel"] : []),
     "--port",
     String(port),
     "--bind",

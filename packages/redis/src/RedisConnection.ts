@@ -12,10 +12,13 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import type * as Tls from "node:tls"
 import * as Client from "./internal/Client.ts"
 import * as Schema from "effect/Schema"
 import { commandName } from "./internal/Engine.ts"
+import * as Sentinel from "./internal/Sentinel.ts"
 import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
 
@@ -38,7 +41,23 @@ export interface CommandOptions {
    * overtake an unawaited write of the same key. Other routings and strategies ignore it.
    */
   readonly readOnly?: boolean | undefined
+  /**
+   * Where a read-only command of this call goes, overriding the client's `readPreference`
+   * (clients with replicas: Sentinel, or `replicas` configured). Writes always go to the primary.
+   */
+  readonly readPreference?: ReadPreference | undefined
 }
+
+/**
+ * Where read-only commands go: `"primary"` (default), `"replica"` (a replica only; fails when
+ * none is reachable) or `"preferReplica"` (a replica while one is connected, else the primary).
+ * Replicas lag behind the primary (replication is asynchronous): a read from a replica may not
+ * see a write the primary has acknowledged.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ReadPreference = "primary" | "replica" | "preferReplica"
 
 /**
  * Options of a pipeline.
@@ -188,15 +207,56 @@ const checkCount = (field: string, value: number | undefined, fallback: number) 
 }
 
 /**
+ * Validates the options of `strategy` and builds its client; `adjust` patches the resolved
+ * options (Sentinel sets the locator and the target).
+ */
+const buildStrategy = Effect.fnUntraced(function* (
+  strategy: Strategy,
+  options: LayerOptions,
+  adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions = (resolved) => resolved
+) {
+  switch (strategy) {
+    case "single": {
+      const resolved = adjust(yield* RedisOptions.resolve(options))
+      return (yield* Client.makeSingle(resolved)).service
+    }
+    case "multiplexed": {
+      const resolved = adjust(yield* RedisOptions.resolve(options))
+      const connections = yield* checkCount("connections", options.connections, 1)
+      const routing = options.routing
+      if (routing !== undefined && routing !== "spread" && routing !== "key") {
+        return yield* configError("routing", `routing must be "spread" or "key" (got "${String(routing)}")`)
+      }
+      if (connections > 1 && routing === undefined) {
+        return yield* configError(
+          "routing",
+          `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
+        )
+      }
+      return (yield* Client.makeMultiplexed(resolved, connections, routing)).service
+    }
+    case "pooled": {
+      const size = yield* checkCount("size", options.size, 8)
+      if (options.window !== undefined) {
+        return yield* configError(
+          "window",
+          "window does not apply to a pooled client (each call holds a connection for itself); drop it"
+        )
+      }
+      const resolved = adjust(yield* RedisOptions.resolve(options))
+      return (yield* Client.makePooled(resolved, size)).service
+    }
+  }
+})
+
+/**
  * One connection; every command is pipelined in order over one socket.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeSingle = Effect.fn("RedisConnection.makeSingle")(function* (options: RedisOptions.RedisOptions) {
-  const resolved = yield* RedisOptions.resolve(options)
-  const { service } = yield* Client.makeSingle(resolved)
-  return service
+  return yield* buildStrategy("single", options)
 })
 
 /**
@@ -206,20 +266,7 @@ export const makeSingle = Effect.fn("RedisConnection.makeSingle")(function* (opt
  * @category constructors
  */
 export const makeMultiplexed = Effect.fn("RedisConnection.makeMultiplexed")(function* (options: MultiplexedOptions) {
-  const resolved = yield* RedisOptions.resolve(options)
-  const connections = yield* checkCount("connections", options.connections, 1)
-  const routing = options.routing
-  if (routing !== undefined && routing !== "spread" && routing !== "key") {
-    return yield* configError("routing", `routing must be "spread" or "key" (got "${String(routing)}")`)
-  }
-  if (connections > 1 && routing === undefined) {
-    return yield* configError(
-      "routing",
-      `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
-    )
-  }
-  const { service } = yield* Client.makeMultiplexed(resolved, connections, routing)
-  return service
+  return yield* buildStrategy("multiplexed", options)
 })
 
 /**
@@ -229,16 +276,7 @@ export const makeMultiplexed = Effect.fn("RedisConnection.makeMultiplexed")(func
  * @category constructors
  */
 export const makePooled = Effect.fn("RedisConnection.makePooled")(function* (options: PooledOptions) {
-  const size = yield* checkCount("size", options.size, 8)
-  if (options.window !== undefined) {
-    return yield* configError(
-      "window",
-      "window does not apply to a pooled client (each call holds a connection for itself); drop it"
-    )
-  }
-  const resolved = yield* RedisOptions.resolve(options)
-  const { service } = yield* Client.makePooled(resolved, size)
-  return service
+  return yield* buildStrategy("pooled", options)
 })
 
 /**
@@ -281,7 +319,47 @@ export type Strategy = "single" | "pooled" | "multiplexed"
  */
 export interface LayerOptions extends MultiplexedOptions, PooledOptions {
   readonly strategy?: Strategy | undefined
+  /**
+   * Find the primary through these sentinels instead of `host`/`port` (see `layerSentinel`).
+   * A `redis+sentinel://` URL sets it too.
+   */
+  readonly sentinel?: SentinelConfig | undefined
+  /** Where read-only commands go by default (see `ReadPreference`). Default `"primary"`. */
+  readonly readPreference?: ReadPreference | undefined
+  /**
+   * Replicas to read from (`"host:port"` or `{ host, port }`), instead of those the sentinels
+   * know; without a sentinel, the primary is `url`/`host`/`port`.
+   */
+  readonly replicas?: ReadonlyArray<string | { readonly host: string; readonly port: number }> | undefined
 }
+
+/**
+ * How to find the primary through Sentinel.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SentinelConfig {
+  /** Sentinel addresses, `"host:port"` (port 26379 by default) or `{ host, port }`. */
+  readonly sentinels: ReadonlyArray<string | { readonly host: string; readonly port?: number | undefined }>
+  /** The monitored name (`sentinel monitor <name> …`). */
+  readonly name: string
+  /** ACL user of the sentinels (their own, not the data servers'). */
+  readonly sentinelUsername?: string | undefined
+  /** Password of the sentinels (`requirepass` in the sentinel config), separate from `password`. */
+  readonly sentinelPassword?: Redacted.Redacted<string> | string | undefined
+  /** TLS to the sentinels: `true` or `node:tls` options. Default: none. */
+  readonly sentinelTls?: boolean | Tls.ConnectionOptions | undefined
+}
+
+/**
+ * Options of a Sentinel client: the sentinels, plus the options of the data connections
+ * (strategy, timeouts, `password` of the data servers …; their address comes from the sentinels).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SentinelOptions extends SentinelConfig, Omit<LayerOptions, "sentinel" | "host" | "port" | "path"> {}
 
 /**
  * What `layerConfig` reads: the same as `LayerOptions` (durations may be `Duration`s, e.g.
@@ -340,16 +418,199 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
       )
     }
   }
-  const merged = overlay(defaults, options, strategy)
-  switch (strategy) {
-    case "single":
-      return yield* makeSingle(merged)
-    case "pooled":
-      return yield* makePooled(merged)
-    case "multiplexed":
-      return yield* makeMultiplexed(merged)
+  let merged = overlay(defaults, options, strategy)
+  const preference = merged.readPreference
+  if (
+    preference !== undefined &&
+    preference !== "primary" &&
+    preference !== "replica" &&
+    preference !== "preferReplica"
+  ) {
+    return yield* configError(
+      "readPreference",
+      `readPreference must be "primary", "replica" or "preferReplica" (got "${String(preference)}")`
+    )
   }
+  if (merged.url !== undefined && /^rediss?\+sentinel:/i.test(merged.url)) {
+    const parsed = yield* parseSentinelUrl(merged.url)
+    const { url: _url, ...rest } = merged
+    merged = { ...parsed.data, ...rest, sentinel: { ...parsed.sentinel, ...merged.sentinel } }
+  }
+  if (merged.sentinel !== undefined || merged.replicas !== undefined) {
+    return yield* makeReplicated(strategy, merged)
+  }
+  if (preference !== undefined && preference !== "primary") {
+    return yield* configError(
+      "readPreference",
+      `readPreference "${preference}" needs replicas: configure a sentinel or list replicas`
+    )
+  }
+  return yield* buildStrategy(strategy, merged)
 })
+
+const parseAddress = (
+  field: string,
+  entry: string | { readonly host: string; readonly port?: number | undefined },
+  defaultPort: number
+): Effect.Effect<Sentinel.HostPort, RedisError> => {
+  if (typeof entry !== "string") {
+    const port = entry.port ?? defaultPort
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      return Effect.fail(configError(field, `port of ${entry.host} must be an integer in 1..65535 (got ${port})`))
+    }
+    return Effect.succeed({ host: entry.host, port })
+  }
+  const match = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(entry.trim())
+  const host = match?.[1]
+  const port = match?.[2] === undefined ? defaultPort : Number(match[2])
+  if (host === undefined || host === "" || port < 1 || port > 65535) {
+    return Effect.fail(configError(field, `"${entry}" is not host:port`))
+  }
+  return Effect.succeed({ host, port })
+}
+
+/**
+ * `redis+sentinel://[user:password@]host:port[,host:port…]/name[/db][?sentinelPassword=…&sentinelUsername=…]`
+ * (`rediss+sentinel://` for TLS to the data servers). The credentials in the authority are the
+ * data servers'; the sentinels' go in the query.
+ */
+const parseSentinelUrl = (url: string) =>
+  Effect.gen(function* () {
+    const hidden = url.replace(/\/\/([^:@/]*):([^@/]*)@/, "//$1:<redacted>@")
+    const match = /^(rediss?)\+sentinel:\/\/(?:([^@/]*)@)?([^/?]+)\/([^/?]+)(?:\/(\d+))?\/?(?:\?(.*))?$/i.exec(url)
+    if (match === null) {
+      return yield* configError(
+        "url",
+        `"${hidden}" is not a sentinel URL; expected redis+sentinel://host:port,host:port/name[/db]`
+      )
+    }
+    const [, scheme, auth, hosts, name, db, query] = match
+    const params = new URLSearchParams(query ?? "")
+    const data: { -readonly [K in "username" | "password" | "database" | "tls"]?: LayerOptions[K] } = {}
+    if (auth !== undefined && auth !== "") {
+      const colon = auth.indexOf(":")
+      const user = decodeURIComponent(colon < 0 ? auth : auth.slice(0, colon))
+      if (colon >= 0) data.password = decodeURIComponent(auth.slice(colon + 1))
+      if (user !== "") data.username = user
+    }
+    if (db !== undefined) data.database = Number(db)
+    if (scheme!.toLowerCase() === "rediss") data.tls = true
+    const sentinel: { -readonly [K in keyof SentinelConfig]: SentinelConfig[K] } = {
+      sentinels: hosts!.split(","),
+      name: decodeURIComponent(name!)
+    }
+    const sentinelPassword = params.get("sentinelPassword")
+    if (sentinelPassword !== null) sentinel.sentinelPassword = sentinelPassword
+    const sentinelUsername = params.get("sentinelUsername")
+    if (sentinelUsername !== null) sentinel.sentinelUsername = sentinelUsername
+    return { data, sentinel }
+  })
+
+/** A client over a primary (fixed, or found by the sentinels) and its replicas, with the read router. */
+const makeReplicated = Effect.fnUntraced(function* (strategy: Strategy, options: LayerOptions) {
+  const base = yield* RedisOptions.resolve(options)
+  const configured: Array<Sentinel.HostPort> = []
+  for (const replica of options.replicas ?? []) configured.push(yield* parseAddress("replicas", replica, 6379))
+  if (options.replicas !== undefined && configured.length === 0) {
+    return yield* configError("replicas", "replicas is empty; list at least one, or drop it")
+  }
+  const config = options.sentinel
+  let primary: RedisConnection["Service"]
+  let replicaLocator: RedisOptions.Locator & { readonly anyOnline: () => boolean }
+  let target = base.target
+  if (config !== undefined) {
+    if (options.host !== undefined || options.port !== undefined || options.path !== undefined) {
+      return yield* configError(
+        "sentinel",
+        "host, port and path do not apply with a sentinel (it names the primary); drop them"
+      )
+    }
+    if (typeof config.name !== "string" || config.name === "") {
+      return yield* configError("sentinel.name", "the monitored name is missing (sentinel monitor <name> …)")
+    }
+    if (!Array.isArray(config.sentinels) || config.sentinels.length === 0) {
+      return yield* configError("sentinel.sentinels", "list at least one sentinel address (host:port)")
+    }
+    const sentinels: Array<Sentinel.HostPort> = []
+    for (const entry of config.sentinels) sentinels.push(yield* parseAddress("sentinel.sentinels", entry, 26379))
+    const sentinelTls = config.sentinelTls ?? false
+    const topology = yield* Sentinel.makeSentinelTopology(
+      {
+        sentinels,
+        name: config.name,
+        username: config.sentinelUsername,
+        password:
+          config.sentinelPassword === undefined
+            ? undefined
+            : Redacted.isRedacted(config.sentinelPassword)
+              ? config.sentinelPassword
+              : Redacted.make(config.sentinelPassword),
+        tls: sentinelTls === false ? undefined : sentinelTls === true ? {} : sentinelTls
+      },
+      base
+    )
+    // The stable name of the server (caches are keyed by it) is the monitored name, not an address.
+    target = `sentinel:${config.name}/${base.database}`
+    const primaryTarget = target
+    primary = yield* buildStrategy(strategy, options, (resolved) => ({
+      ...resolved,
+      target: primaryTarget,
+      locator: topology.primary
+    }))
+    replicaLocator = configured.length > 0 ? Sentinel.staticReplicas(configured) : topology.replica
+  } else {
+    primary = yield* buildStrategy(strategy, options)
+    replicaLocator = Sentinel.staticReplicas(configured)
+  }
+  const replicaTarget = `${target} (replica)`
+  const buildReplica = buildStrategy(strategy, options, (resolved) => ({
+    ...resolved,
+    target: replicaTarget,
+    locator: replicaLocator
+  }))
+  return yield* Sentinel.makeReadRouter(
+    { ...primary, info: { ...primary.info, target } },
+    buildReplica,
+    replicaLocator.anyOnline,
+    options.readPreference ?? "primary"
+  )
+})
+
+/**
+ * A client of a primary watched by Sentinel: the sentinels are asked where the primary is
+ * (`SENTINEL get-master-addr-by-name`) on every (re)connect, the server's `ROLE` is checked
+ * before any command, and a failover (`+switch-master`, a lost connection, a `-READONLY`
+ * reply) moves every connection of the chosen strategy to the new primary. A command that
+ * was written when its connection went is never re-sent: it fails with `written: true`.
+ * Writes the old primary acknowledged but had not replicated are lost by Redis itself.
+ * When no sentinel answers, the error (reason `NoSentinel`) names every address tried.
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ *
+ * const Live = RedisConnection.layerSentinel({
+ *   sentinels: ["127.0.0.1:26379", "127.0.0.1:26380", "127.0.0.1:26381"],
+ *   name: "mymaster",
+ *   strategy: "multiplexed",
+ *   readPreference: "preferReplica"
+ * })
+ * // or RedisConnection.layerFromOptions({ url: "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster" })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSentinel = (
+  options: SentinelOptions,
+  defaults?: LayerOptions
+): Layer.Layer<RedisConnection, RedisError> => {
+  const { sentinels, name, sentinelUsername, sentinelPassword, sentinelTls, ...rest } = options
+  return layerFromOptions(
+    { ...rest, sentinel: { sentinels, name, sentinelUsername, sentinelPassword, sentinelTls } },
+    defaults
+  )
+}
 
 /**
  * The layer of `makeFromOptions`: one switch over the strategies for every layer built

@@ -357,6 +357,83 @@ export class Decode extends Reason("Decode")<{
 }
 
 /**
+ * A write reached a replica: `-READONLY You can't write against a read only replica`. Redis
+ * refuses it before running it, so it had no effect and resending it (to the primary) is safe.
+ * A Sentinel client that receives it on a primary connection reconnects to the primary the
+ * sentinels name. Read preferences never send writes to replicas, so this means the primary was
+ * demoted, or a command marked `readOnly` writes.
+ *
+ * @example
+ * ```ts
+ * import * as RedisError from "@effect-falkordb/redis/RedisError"
+ *
+ * const reason = new RedisError.ReadOnlyReplica({
+ *   command: "SET",
+ *   serverMessage: "You can't write against a read only replica.",
+ *   message: "SET failed: You can't write against a read only replica."
+ * })
+ * console.log(reason.isRetryable) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class ReadOnlyReplica extends Data.TaggedError("ReadOnlyReplica")<{
+  readonly command: string
+  readonly serverMessage: string
+  readonly message: string
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  /** Refused before it ran. */
+  get written(): boolean {
+    return false
+  }
+  get isRetryable(): boolean {
+    return true
+  }
+  get hint(): string {
+    return "the server is a replica; send writes to the primary (a Sentinel client reconnects to the new primary by itself)"
+  }
+}
+
+/**
+ * No sentinel named a usable server for the monitored name: every address tried is listed
+ * with what went wrong there.
+ *
+ * @example
+ * ```ts
+ * import * as RedisError from "@effect-falkordb/redis/RedisError"
+ *
+ * const reason = new RedisError.NoSentinel({
+ *   name: "mymaster",
+ *   tried: ["127.0.0.1:26379: connection refused"],
+ *   message: "no sentinel answered for mymaster"
+ * })
+ * console.log(reason.tried.length) // 1
+ * ```
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class NoSentinel extends Data.TaggedError("NoSentinel")<{
+  readonly name: string
+  /** `host:port: what happened`, one per sentinel tried, in order. */
+  readonly tried: ReadonlyArray<string>
+  readonly message: string
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  get written(): boolean {
+    return false
+  }
+  get isRetryable(): boolean {
+    return true
+  }
+  get hint(): string {
+    return "check the sentinel addresses, the monitored name and sentinelPassword; during a failover the sentinels may need a moment"
+  }
+}
+
+/**
  * Every reason a command can fail for.
  *
  * @since 0.1.0
@@ -376,6 +453,8 @@ export type RedisErrorReason =
   | BatchSpansEngines
   | BatchTooLarge
   | Decode
+  | ReadOnlyReplica
+  | NoSentinel
 
 /**
  * The error of every engine call. `message` is the reason's message followed by its hint
@@ -449,18 +528,27 @@ export const isRedisErrorReason = (u: unknown): u is RedisErrorReason => Predica
 export const make = (reason: RedisErrorReason): RedisError => new RedisError({ reason })
 
 /**
- * A top-level error reply of `command` as a `RedisError` with reason `Reply`. `message`
+ * A top-level error reply of `command` as a `RedisError` with reason `Reply` (`ReadOnlyReplica`
+ * for `-READONLY`). `message`
  * defaults to `"<command> failed: <line>"`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromErrorReply = (reply: ErrorReply, command: string, message?: string): RedisError =>
-  new RedisError({
-    reason: new Reply({
-      code: reply.code,
-      serverMessage: reply.message,
-      command,
-      message: message ?? `${command} failed: ${reply.message}`
-    })
-  })
+  reply.code === "READONLY"
+    ? new RedisError({
+        reason: new ReadOnlyReplica({
+          command,
+          serverMessage: reply.message,
+          message: message ?? `${command} failed: ${reply.message}`
+        })
+      })
+    : new RedisError({
+        reason: new Reply({
+          code: reply.code,
+          serverMessage: reply.message,
+          command,
+          message: message ?? `${command} failed: ${reply.message}`
+        })
+      })

@@ -148,6 +148,38 @@ export interface ResolvedOptions {
   readonly maxLineLength: number
   /** `host:port/db` or `unix:path/db`: the stable name of the server. */
   readonly target: string
+  /**
+   * Set by the Sentinel layer: asked for the address on every (re)connect instead of
+   * `address`, and told of every engine so a failover can move them all.
+   */
+  readonly locator?: Locator | undefined
+}
+
+/**
+ * A server whose address may change (a Sentinel-watched primary, or a replica): an engine asks
+ * `locate` on every (re)connect, checks the server's `ROLE` against `role` before any user
+ * command, and registers itself so a failover can `reset` it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Locator {
+  readonly locate: Effect.Effect<{ readonly host: string; readonly port: number }, RedisError>
+  readonly role: "master" | "slave"
+  /** Registers an engine; returns its unregistration. */
+  readonly register: (engine: Locatable) => () => void
+}
+
+/**
+ * What a `Locator` can do to an engine.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Locatable {
+  /** Tears the connection down (what it owes fails with `written: true`); the engine reconnects. */
+  readonly reset: (message: string) => void
+  readonly online: boolean
 }
 
 /**

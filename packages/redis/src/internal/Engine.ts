@@ -20,7 +20,7 @@
  */
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { type Command, encodeCommands } from "@effect-falkordb/resp/Encoder"
-import { ErrorReply, PushReply, type Reply } from "@effect-falkordb/resp/Reply"
+import { ErrorReply, PushReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -353,10 +353,16 @@ const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): st
   }
 }
 
-/** Opens a TCP/TLS/unix socket within `connectTimeout` (also used by the pub/sub subscriber). */
-export const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, RedisError> =>
+/**
+ * Opens a TCP/TLS/unix socket within `connectTimeout` (also used by the pub/sub subscriber);
+ * `address` defaults to the configured one (a Sentinel engine passes the located one).
+ */
+export const openSocket = (
+  options: ResolvedOptions,
+  address: ResolvedOptions["address"] = options.address,
+  target: string = options.target
+): Effect.Effect<Net.Socket, RedisError> =>
   Effect.callback<Net.Socket, RedisError>((resume) => {
-    const address = options.address
     const socket =
       options.tls !== undefined && address._tag === "Tcp"
         ? Tls.connect({ host: address.host, port: address.port, ...options.tls })
@@ -374,7 +380,7 @@ export const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, 
         Effect.fail(
           new RedisError({
             reason: new Offline({
-              message: `could not connect to ${options.target}: ${cause.message}${connectHint(options, cause)}`,
+              message: `could not connect to ${target}: ${cause.message}${connectHint(options, cause)}`,
               cause
             })
           })
@@ -387,7 +393,7 @@ export const openSocket = (options: ResolvedOptions): Effect.Effect<Net.Socket, 
         Effect.fail(
           new RedisError({
             reason: new Offline({
-              message: `could not connect to ${options.target} within ${options.connectTimeout} ms (connectTimeout)${options.tls !== undefined ? "; the TLS handshake did not complete: if the server does not speak TLS on this port, use redis:// instead of rediss://" : ""}`
+              message: `could not connect to ${target} within ${options.connectTimeout} ms (connectTimeout)${options.tls !== undefined ? "; the TLS handshake did not complete: if the server does not speak TLS on this port, use redis:// instead of rediss://" : ""}`
             })
           })
         )
@@ -685,6 +691,10 @@ export class Engine {
   // completion (called from the socket callbacks, outside any fiber)
 
   settle(request: AnyRequest, reply: Reply): void {
+    if (this.options.locator?.role === "master" && isReadOnlyReply(request, reply)) {
+      // A located primary that refuses writes was demoted: reconnect to the primary named now.
+      this.reset(`${this.options.target} answered READONLY: it is a replica now; reconnecting to the primary`)
+    }
     this.clearOverdue(request)
     request.state = SETTLED
     let exit: Exit.Exit<any, RedisError>
@@ -884,15 +894,64 @@ export class Engine {
    */
   readonly connect: Effect.Effect<Connection, RedisError> = Effect.gen({ self: this }, function* () {
     const deadline = performance.now() + this.options.connectTimeout
-    const socket = yield* openSocket(this.options)
+    const locator = this.options.locator
+    let address = this.options.address
+    let target = this.options.target
+    if (locator !== undefined) {
+      // Sentinel: where the primary (or a replica) is now, asked on every (re)connect.
+      const located = yield* locator.locate
+      address = { _tag: "Tcp", host: located.host, port: located.port }
+      target = `${this.options.target} at ${located.host}:${located.port}`
+    }
+    const socket = yield* openSocket(this.options, address, target)
     const connection = new Connection(socket, this)
     yield* this.handshake(connection, deadline).pipe(
+      // Suspended: `exchange` writes when called, and ROLE must follow AUTH.
+      Effect.andThen(
+        Effect.suspend(() =>
+          locator === undefined ? Effect.void : this.checkRole(connection, locator.role, target, deadline)
+        )
+      ),
       Effect.onError(() =>
         Effect.sync(() => connection.fatal(new RedisError({ reason: new Offline({ message: "handshake failed" }) })))
       )
     )
     return connection
   })
+
+  /**
+   * A located server must hold the role it was located for: a sentinel's answer may be stale
+   * during a failover, so the server itself is asked (`ROLE`) before any user command.
+   */
+  private checkRole(
+    connection: Connection,
+    role: "master" | "slave",
+    target: string,
+    deadline: number
+  ): Effect.Effect<void, RedisError> {
+    return Effect.flatMap(this.exchange(connection, [["ROLE"]], deadline), ([reply]) => {
+      const actual = Array.isArray(reply) ? reply[0] : reply
+      const text =
+        actual instanceof ErrorReply
+          ? `${actual.message}`
+          : ((actual === undefined ? undefined : replyToString(actual)) ?? String(actual))
+      if (text === role) return Effect.void
+      return Effect.fail(
+        new RedisError({
+          reason: new Offline({
+            message: `${target} reports the role "${text}", not "${role}" (a failover in progress?); reconnecting`
+          })
+        })
+      )
+    })
+  }
+
+  /** Tears the connection down for a failover: what it owes fails with `written: true`, never re-sent. */
+  reset(message: string): void {
+    const connection = this.connection
+    if (connection === undefined || connection.dead) return
+    connection.fatal(new RedisError({ reason: new ConnectionLost({ written: true, message }) }))
+  }
 
   /** Sends a batch on a connection that is not ready yet and waits for its replies until `deadline`. */
   private exchange(
@@ -1064,6 +1123,12 @@ export class Engine {
 
 const EMPTY_COMMANDS: ReadonlyArray<Command> = []
 
+const isReadOnlyError = (reply: Reply | undefined): boolean => reply instanceof ErrorReply && reply.code === "READONLY"
+
+/** A `-READONLY` reply to the request, or inside its batch. */
+const isReadOnlyReply = (request: AnyRequest, reply: Reply): boolean =>
+  isReadOnlyError(reply) || request.replies?.some(isReadOnlyError) === true
+
 /**
  * Builds an engine in a scope: the first connect happens now and fails the construction
  * (a wrong address fails fast); later losses reconnect in the background.
@@ -1075,6 +1140,10 @@ export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, Redi
     const engine = new Engine(options, yield* Queue.unbounded<AnyRequest>())
     // Installed before any fiber runs, so a close that comes at once still finds (and closes) it.
     engine.install(yield* engine.connect)
+    if (options.locator !== undefined) {
+      const unregister = options.locator.register(engine)
+      yield* Effect.addFinalizer(() => Effect.sync(unregister))
+    }
     yield* Effect.forkScoped(engine.supervise)
     yield* Effect.forkScoped(engine.writer)
     // Added after the fibers, so it runs first on close: the fibers still serve the drain.

@@ -1,0 +1,351 @@
+/**
+ * Sentinel and replicas: `Locator`s that tell engines where the primary (or a replica) is on
+ * every (re)connect, the `+switch-master` watcher that moves every engine after a failover,
+ * and the read-preference router over a primary client and a replica client.
+ *
+ * @internal
+ */
+import { Decoder } from "@effect-falkordb/resp/Decoder"
+import { type Command, encodeCommands } from "@effect-falkordb/resp/Encoder"
+import { ErrorReply, MapReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import * as CommandKeys from "../CommandKeys.ts"
+import type { ReadPreference, RedisConnection } from "../RedisConnection.ts"
+import { NoSentinel, Offline, RedisError } from "../RedisError.ts"
+import * as RedisOptions from "../RedisOptions.ts"
+import { makeEngine, Request } from "./Engine.ts"
+
+type Service = RedisConnection["Service"]
+
+/** A `host:port` address. */
+export interface HostPort {
+  readonly host: string
+  readonly port: number
+}
+
+/** What the sentinel side needs. */
+export interface SentinelSettings {
+  readonly sentinels: ReadonlyArray<HostPort>
+  readonly name: string
+  readonly username: string | undefined
+  readonly password: Redacted.Redacted<string> | undefined
+  readonly tls: Tls.ConnectionOptions | undefined
+}
+
+const label = (address: HostPort): string => `${address.host}:${address.port}`
+
+/** A set of engines a failover can reset, and a locator over it. */
+const locator = (
+  role: "master" | "slave",
+  locate: Effect.Effect<HostPort, RedisError>
+): RedisOptions.Locator & { readonly resetAll: (message: string) => void; readonly anyOnline: () => boolean } => {
+  const engines = new Set<RedisOptions.Locatable>()
+  return {
+    role,
+    locate,
+    register: (engine) => {
+      engines.add(engine)
+      return () => engines.delete(engine)
+    },
+    resetAll: (message) => {
+      for (const engine of engines) engine.reset(message)
+    },
+    anyOnline: () => {
+      for (const engine of engines) if (engine.online) return true
+      return false
+    }
+  }
+}
+
+/** Field/value pairs of a `SENTINEL replicas` entry (flat array in RESP2, a map in RESP3). */
+const fields = (entry: Reply): Map<string, string> => {
+  const flat = entry instanceof MapReply ? entry.flat : Array.isArray(entry) ? (entry as ReadonlyArray<Reply>) : []
+  const out = new Map<string, string>()
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    out.set(replyToString(flat[i]!) ?? "", replyToString(flat[i + 1]!) ?? "")
+  }
+  return out
+}
+
+/** Healthy replicas in a `SENTINEL replicas` reply: not down, not disconnected, link to the primary up. */
+export const healthyReplicas = (reply: Reply): Array<HostPort> => {
+  if (!Array.isArray(reply)) return []
+  const out: Array<HostPort> = []
+  for (const entry of reply as ReadonlyArray<Reply>) {
+    const f = fields(entry)
+    const flags = (f.get("flags") ?? "").split(",")
+    if (flags.some((flag) => flag === "s_down" || flag === "o_down" || flag === "disconnected")) continue
+    if (f.get("master-link-status") !== "ok") continue
+    const port = Number(f.get("port"))
+    const host = f.get("ip")
+    if (host === undefined || !Number.isInteger(port)) continue
+    out.push({ host, port })
+  }
+  return out
+}
+
+/**
+ * The sentinel side of a client: locators for the primary and for replicas, and the
+ * `+switch-master` watcher (forked in the caller's scope).
+ */
+export const makeSentinelTopology = Effect.fnUntraced(function* (
+  settings: SentinelSettings,
+  data: RedisOptions.ResolvedOptions
+) {
+  // One short-lived engine per question: AUTH with the sentinel's own credentials, no database.
+  const sentinelOptions: Array<RedisOptions.ResolvedOptions> = []
+  for (const sentinel of settings.sentinels) {
+    sentinelOptions.push(
+      yield* RedisOptions.resolve({
+        host: sentinel.host,
+        port: sentinel.port,
+        username: settings.username,
+        password: settings.password,
+        tls: settings.tls ?? false,
+        connectTimeout: Math.min(data.connectTimeout, 2_000),
+        commandTimeout: Math.min(data.connectTimeout, 2_000),
+        offlineQueue: "failFast",
+        closeTimeout: 100
+      })
+    )
+  }
+  // The sentinel that answered last is asked first next time.
+  let preferred = 0
+  const ask = <A>(command: Command, interpret: (reply: Reply) => A | string): Effect.Effect<A, RedisError> =>
+    Effect.gen(function* () {
+      const tried: Array<string> = []
+      for (let i = 0; i < sentinelOptions.length; i++) {
+        const index = (preferred + i) % sentinelOptions.length
+        const options = sentinelOptions[index]!
+        const where = label(settings.sentinels[index]!)
+        const exit = yield* Effect.exit(
+          Effect.scoped(
+            Effect.flatMap(makeEngine(options), (engine) =>
+              engine.run(new Request<Reply>([command], false, 1, options.commandTimeout))
+            )
+          )
+        )
+        if (Exit.isFailure(exit)) {
+          const error = Cause.findErrorOption(exit.cause)
+          tried.push(`${where}: ${Option.isSome(error) ? error.value.reason.message : "interrupted"}`)
+          continue
+        }
+        const answer = interpret(exit.value)
+        if (typeof answer === "string") {
+          tried.push(`${where}: ${answer}`)
+          continue
+        }
+        preferred = index
+        return answer
+      }
+      return yield* new RedisError({
+        reason: new NoSentinel({
+          name: settings.name,
+          tried,
+          message: `no sentinel named a usable server for "${settings.name}"; tried ${tried.join("; ")}`
+        })
+      })
+    })
+
+  const primary = locator(
+    "master",
+    ask(["SENTINEL", "GET-MASTER-ADDR-BY-NAME", settings.name], (reply) => {
+      if (!Array.isArray(reply) || reply.length !== 2) return `does not monitor "${settings.name}"`
+      const host = replyToString(reply[0] as Reply)
+      const port = Number(replyToString(reply[1] as Reply))
+      if (host === undefined || !Number.isInteger(port)) return `answered an address that cannot be read`
+      return { host, port }
+    })
+  )
+  // Replica engines spread over the healthy replicas, one after the other.
+  let turn = 0
+  const replica = locator(
+    "slave",
+    ask(["SENTINEL", "REPLICAS", settings.name], (reply) => {
+      if (reply instanceof ErrorReply) return reply.message
+      const healthy = healthyReplicas(reply)
+      if (healthy.length === 0) return `knows no healthy replica of "${settings.name}"`
+      return healthy[turn++ % healthy.length]!
+    })
+  )
+
+  const onSwitch = (channel: string, text: string) => {
+    const parts = text.split(" ")
+    let message: string
+    if (channel === "+switch-master") {
+      if (parts[0] !== settings.name) return
+      message = `failover of "${settings.name}": the primary moved from ${parts[1]}:${parts[2]} to ${parts[3]}:${parts[4]}; the connection was moved and the commands it owed may have run`
+    } else {
+      // "+failover-state-reconf-slaves master <name> <ip> <port>": the replica is promoted and
+      // the sentinels already name it; the old primary still takes writes (they will be lost).
+      if (parts[0] !== "master" || parts[1] !== settings.name) return
+      message = `failover of "${settings.name}": a replica was promoted; the connection was moved and the commands it owed may have run`
+    }
+    primary.resetAll(message)
+    // The promoted server was a replica, and the old primary will become one.
+    replica.resetAll(message)
+  }
+  yield* Effect.forkScoped(watch(settings, onSwitch))
+  return { primary, replica }
+})
+
+/**
+ * Subscribes to `+switch-master` (and `+failover-state-reconf-slaves`, the earlier sign of a
+ * promotion) on one sentinel after the other, for as long as the scope
+ * lives. A missed event is covered by the engines themselves: a lost connection re-asks the
+ * sentinels, `ROLE` is checked on every connect and `-READONLY` on the primary reconnects.
+ */
+const watch = (settings: SentinelSettings, onSwitch: (channel: string, text: string) => void): Effect.Effect<never> =>
+  Effect.gen(function* () {
+    for (let i = 0; ; i++) {
+      const sentinel = settings.sentinels[i % settings.sentinels.length]!
+      const subscribed = yield* subscribeOnce(settings, sentinel, onSwitch)
+      // A round of failures backs off; a subscription that held moves on at once.
+      if (!subscribed && (i + 1) % settings.sentinels.length === 0) yield* Effect.sleep(500)
+    }
+  })
+
+/** One subscription; succeeds with whether it was confirmed, when its connection ends. */
+const subscribeOnce = (
+  settings: SentinelSettings,
+  sentinel: HostPort,
+  onSwitch: (channel: string, text: string) => void
+): Effect.Effect<boolean> =>
+  Effect.callback<boolean>((resume) => {
+    const socket =
+      settings.tls !== undefined
+        ? Tls.connect({ host: sentinel.host, port: sentinel.port, ...settings.tls })
+        : Net.connect({ host: sentinel.host, port: sentinel.port })
+    let confirmed = false
+    const done = () => {
+      clearTimeout(timer)
+      socket.destroy()
+      resume(Effect.succeed(confirmed))
+    }
+    // A sentinel that does not confirm the subscription in time is skipped.
+    const timer = setTimeout(() => {
+      if (!confirmed) done()
+    }, 2_000)
+    const decoder = new Decoder((reply) => {
+      if (reply instanceof ErrorReply) return done()
+      if (!Array.isArray(reply)) return
+      const kind = replyToString(reply[0] as Reply)
+      if (kind === "subscribe") confirmed = true
+      else if (kind === "message") {
+        onSwitch(replyToString(reply[1] as Reply) ?? "", replyToString(reply[2] as Reply) ?? "")
+      }
+    })
+    socket.once(settings.tls !== undefined ? "secureConnect" : "connect", () => {
+      const commands: Array<Command> = []
+      const password = settings.password === undefined ? undefined : Redacted.value(settings.password)
+      if (password !== undefined) {
+        commands.push(settings.username === undefined ? ["AUTH", password] : ["AUTH", settings.username, password])
+      }
+      commands.push(["SUBSCRIBE", "+switch-master", "+failover-state-reconf-slaves"])
+      socket.write(encodeCommands(commands))
+    })
+    socket.on("data", (chunk: Buffer) => {
+      if (decoder.feed(chunk) !== undefined) done()
+    })
+    socket.on("error", () => {})
+    socket.on("close", done)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      socket.destroy()
+    })
+  })
+
+/** Configured replicas, taken in turn by the engines of the replica client. */
+export const staticReplicas = (replicas: ReadonlyArray<HostPort>) => {
+  let turn = 0
+  return locator(
+    "slave",
+    Effect.sync(() => replicas[turn++ % replicas.length]!)
+  )
+}
+
+/**
+ * The read-preference router: writes always go to the primary; read-only commands (by the
+ * command table, or marked `readOnly`) go where the call's or the client's preference says.
+ * The replica client is built on first use (and again after a failed build), in the client's
+ * scope; `preferReplica` falls back to the primary while no replica connection is up.
+ */
+export const makeReadRouter = Effect.fnUntraced(function* (
+  primary: Service,
+  buildReplica: Effect.Effect<Service, RedisError, Scope.Scope>,
+  replicaOnline: () => boolean,
+  preference: ReadPreference
+) {
+  const scope = yield* Effect.scope
+  let replica: Service | undefined
+  let building: Deferred.Deferred<Service, RedisError> | undefined
+  // After a failed build, reads do not wait for another attempt for a second.
+  let failure: { readonly at: number; readonly error: RedisError } | undefined
+  const replicaSide: Effect.Effect<Service, RedisError> = Effect.suspend(() => {
+    if (replica !== undefined) return Effect.succeed(replica)
+    if (building !== undefined) return Deferred.await(building)
+    if (failure !== undefined && performance.now() - failure.at < 1_000) return Effect.fail(failure.error)
+    const deferred = Deferred.makeUnsafe<Service, RedisError>()
+    building = deferred
+    return Scope.provide(buildReplica, scope).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) => {
+        building = undefined
+        if (Exit.isSuccess(exit)) replica = exit.value
+        else {
+          const error = Cause.findErrorOption(exit.cause)
+          failure = {
+            at: performance.now(),
+            error: Option.isSome(error) ? error.value : noReplica("building the replica client was interrupted")
+          }
+        }
+        Deferred.doneUnsafe(deferred, exit)
+        return exit
+      }),
+      Effect.uninterruptible
+    )
+  })
+  // Built at once when the client reads from replicas by default; a failure shows at the first read.
+  if (preference !== "primary") yield* Effect.ignore(replicaSide)
+
+  const isRead = (command: Command, readOnly: boolean | undefined) =>
+    readOnly === true || CommandKeys.isReadOnly(command)
+  const target = (reads: boolean, asked: ReadPreference | undefined): Effect.Effect<Service, RedisError> => {
+    const wanted = asked ?? preference
+    if (!reads || wanted === "primary") return Effect.succeed(primary)
+    if (wanted === "replica") return replicaSide
+    if (replica !== undefined && replicaOnline()) return Effect.succeed(replica)
+    // preferReplica: start a build in the background if none exists; serve from the primary now.
+    if (replica === undefined) return Effect.orElseSucceed(replicaSide, () => primary)
+    return Effect.succeed(primary)
+  }
+  const service: Service = {
+    info: primary.info,
+    execute: (command, options) =>
+      Effect.flatMap(target(isRead(command, options?.readOnly), options?.readPreference), (s) =>
+        s.execute(command, options)
+      ),
+    submit: (command, options) =>
+      Effect.flatMap(target(isRead(command, options?.readOnly), options?.readPreference), (s) =>
+        s.submit(command, options)
+      ),
+    pipeline: (commands, options) =>
+      Effect.flatMap(
+        target(commands.length > 0 && commands.every((c) => isRead(c, options?.readOnly)), options?.readPreference),
+        (s) => s.pipeline(commands, options)
+      ),
+    withExclusive: primary.withExclusive
+  }
+  return service
+})
+
+/** An `Offline` error for a replica read when none is configured or known. */
+export const noReplica = (message: string): RedisError => new RedisError({ reason: new Offline({ message }) })
