@@ -209,6 +209,38 @@ const ledger = (label: string, writes: ReadonlyArray<Write>, finalValue: number,
 }
 
 describe("sentinel", { timeout: 120_000 }, () => {
+  it.effect("options: a read preference needs replicas; a sentinel URL must name the monitored name", () =>
+    Effect.gen(function* () {
+      const noReplicas = failureOf(
+        yield* Effect.exit(RedisConnection.makeFromOptions({ port: 1, readPreference: "replica" }))
+      )
+      assert.strictEqual(noReplicas.reason._tag, "Config")
+      assert.include(noReplicas.message, "needs replicas")
+      const badUrl = failureOf(
+        yield* Effect.exit(RedisConnection.makeFromOptions({ url: "redis+sentinel://127.0.0.1:26379" }))
+      )
+      assert.strictEqual(badUrl.reason._tag, "Config")
+      assert.include(badUrl.message, "redis+sentinel://host:port,host:port/name")
+      const badPreference = failureOf(
+        yield* Effect.exit(
+          RedisConnection.makeFromOptions({ port: 1, readPreference: "nearest" as unknown as "replica" })
+        )
+      )
+      assert.strictEqual(badPreference.reason._tag, "Config")
+      const noSentinels = failureOf(
+        yield* Effect.exit(RedisConnection.makeFromOptions({ sentinel: { sentinels: [], name: NAME } }))
+      )
+      assert.strictEqual(noSentinels.reason._tag, "Config")
+      assert.include(noSentinels.message, "at least one sentinel")
+      const withHost = failureOf(
+        yield* Effect.exit(
+          RedisConnection.makeFromOptions({ host: "127.0.0.1", sentinel: { sentinels: ["127.0.0.1"], name: NAME } })
+        )
+      )
+      assert.include(withHost.message, "do not apply with a sentinel")
+    })
+  )
+
   it.live("no sentinel answers: the error names every address tried", () =>
     Effect.gen(function* () {
       // Two servers that are not sentinels, and one closed port.
@@ -288,6 +320,31 @@ describe("sentinel", { timeout: 120_000 }, () => {
         assert.strictEqual(readOnly.reason._tag, "ReadOnlyReplica")
         assert.isFalse(readOnly.written)
 
+        // preferReplica serves reads from a replica while one is connected.
+        const preferring = yield* RedisConnection.makeFromOptions({
+          ...common,
+          strategy: "pooled",
+          size: 2,
+          sentinel: config,
+          readPreference: "preferReplica"
+        })
+        yield* eventually(
+          "preferReplica to read from a replica",
+          Effect.map(preferring.execute(["INFO", "replication"]), (info) => infoField(info, "role") === "slave")
+        )
+        // Configured replicas, no sentinel: the primary by address, reads from the listed replica.
+        const first = yield* primaryPort
+        const replica = servers.find((s) => s.port !== first)!
+        const configured = yield* RedisConnection.makeFromOptions({
+          ...common,
+          strategy: "single",
+          port: first,
+          replicas: [`127.0.0.1:${replica.port}`],
+          readPreference: "replica"
+        })
+        assert.strictEqual(Number(infoField(yield* configured.execute(["INFO", "server"]), "tcp_port")), replica.port)
+        assert.strictEqual(yield* configured.execute(["SET", "configured", "1"]), "OK")
+
         // --- the burst, one client per strategy, across two failovers
         const clients = {
           single: yield* RedisConnection.makeFromOptions({ ...common, strategy: "single", sentinel: config }),
@@ -330,7 +387,6 @@ describe("sentinel", { timeout: 120_000 }, () => {
               return true
             })
           )
-        const first = yield* primaryPort
         yield* Effect.sleep(500)
 
         // Failover 1: SENTINEL FAILOVER (the primary is healthy and demoted).
