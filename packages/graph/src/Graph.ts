@@ -12,7 +12,7 @@
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
-import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import type { ReadPreference, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -54,6 +54,12 @@ export interface QueryOptions {
    * it fails with a `Timeout` whose `origin` is `"client"`.
    */
   readonly clientTimeout?: Duration.Input | undefined
+  /**
+   * Where a read-only query (`roQuery`, `roStream`, `roQueryAs`) goes, overriding the client's
+   * `readPreference` (clients with replicas: Sentinel, or `replicas` configured). Writes
+   * (`query`) always go to the primary. A replica may lag behind the primary.
+   */
+  readonly readPreference?: ReadPreference | undefined
 }
 
 /**

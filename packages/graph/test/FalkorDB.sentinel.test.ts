@@ -5,7 +5,6 @@ import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { replyToString } from "@effect-falkordb/resp/Reply"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as FalkorDB from "../src/FalkorDB.ts"
 
@@ -55,11 +54,18 @@ describe("FalkorDB over Sentinel", { timeout: 60_000 }, () => {
           assert.strictEqual(ro.reason._tag, "ModuleMissing")
           const [replicaAfterRead, primaryAfterRead] = yield* counts
           assert.deepStrictEqual([replicaAfterRead - replicaBefore, primaryAfterRead - primaryBefore], [1, 0])
+          // Per call: this read asks for the primary.
+          yield* Effect.flip(db.graph("g").roQuery("RETURN 1", undefined, { readPreference: "primary" }))
+          const [replicaAfterPrimaryRead, primaryAfterPrimaryRead] = yield* counts
+          assert.deepStrictEqual(
+            [replicaAfterPrimaryRead - replicaAfterRead, primaryAfterPrimaryRead - primaryAfterRead],
+            [0, 1]
+          )
           const write = yield* Effect.flip(db.graph("g").query("CREATE ()"))
           assert.strictEqual(write.reason._tag, "ModuleMissing")
           const [replicaAfterWrite, primaryAfterWrite] = yield* counts
           assert.deepStrictEqual(
-            [replicaAfterWrite - replicaAfterRead, primaryAfterWrite - primaryAfterRead],
+            [replicaAfterWrite - replicaAfterPrimaryRead, primaryAfterWrite - primaryAfterPrimaryRead],
             [0, 1],
             "a write goes to the primary"
           )

@@ -11,7 +11,7 @@
  *
  * @internal
  */
-import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import type { ReadPreference, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as Duration from "effect/Duration"
@@ -142,7 +142,8 @@ export interface Sender {
     command: Command,
     readOnly: boolean,
     clientTimeout: Duration.Input | undefined,
-    serverTimeout?: number
+    serverTimeout?: number,
+    readPreference?: ReadPreference
   ) => Effect.Effect<Reply, FalkorError>
   /** Sends a query once; with the version check on, answers mismatches by revalidating. */
   readonly sendOnce: (
@@ -166,11 +167,11 @@ export const makeSender = (
   options: GraphOptions,
   refused: FalkorError | undefined
 ): Sender => {
-  const exec: Sender["exec"] = (command, readOnly, clientTimeout, serverTimeout) =>
+  const exec: Sender["exec"] = (command, readOnly, clientTimeout, serverTimeout, readPreference) =>
     refused !== undefined
       ? Effect.fail(refused)
       : connection
-          .execute(command, { readOnly, timeout: clientTimeout ?? "Infinity" })
+          .execute(command, { readOnly, timeout: clientTimeout ?? "Infinity", readPreference })
           .pipe(
             Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout }))
           )
@@ -183,11 +184,21 @@ export const makeSender = (
       const readOnly = command === "GRAPH.RO_QUERY"
       const base: Array<string> = [command, name, text, "--compact", ...timeout.args]
       if (options.schemaVersionCheck !== true) {
-        return yield* parse(yield* exec(base, readOnly, timeout.client, timeout.server), name, command)
+        return yield* parse(
+          yield* exec(base, readOnly, timeout.client, timeout.server, queryOptions?.readPreference),
+          name,
+          command
+        )
       }
       for (let attempt = 0; ; attempt++) {
         const version = schema.version ?? 0
-        const reply = yield* exec([...base, "version", String(version)], readOnly, timeout.client, timeout.server)
+        const reply = yield* exec(
+          [...base, "version", String(version)],
+          readOnly,
+          timeout.client,
+          timeout.server,
+          queryOptions?.readPreference
+        )
         if (!isMismatch(reply) || attempt >= 3) return yield* parse(reply, name, command)
         // Nothing ran: re-read the schema, note the server's version and send again.
         yield* schema.revalidate(reply[1])
