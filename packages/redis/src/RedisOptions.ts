@@ -166,6 +166,11 @@ export interface ResolvedOptions {
 export interface Locator {
   readonly locate: Effect.Effect<{ readonly host: string; readonly port: number }, RedisError>
   readonly role: "master" | "slave"
+  /**
+   * Bumped by every failover: a connect that began before one is not installed (it may have
+   * reached the old primary, which still answers ROLE "master" until it is demoted).
+   */
+  readonly generation: number
   /** Registers an engine; returns its unregistration. */
   readonly register: (engine: Locatable) => () => void
 }

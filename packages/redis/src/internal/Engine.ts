@@ -897,6 +897,7 @@ export class Engine {
     const locator = this.options.locator
     let address = this.options.address
     let target = this.options.target
+    const generation = locator?.generation
     if (locator !== undefined) {
       // Sentinel: where the primary (or a replica) is now, asked on every (re)connect.
       const located = yield* locator.locate
@@ -910,6 +911,17 @@ export class Engine {
       Effect.andThen(
         Effect.suspend(() =>
           locator === undefined ? Effect.void : this.checkRole(connection, locator.role, target, deadline)
+        )
+      ),
+      Effect.andThen(
+        Effect.suspend(() =>
+          locator === undefined || locator.generation === generation
+            ? Effect.void
+            : Effect.fail(
+                new RedisError({
+                  reason: new Offline({ message: `${target}: a failover happened while connecting; reconnecting` })
+                })
+              )
         )
       ),
       Effect.onError(() =>

@@ -48,14 +48,19 @@ const locator = (
   locate: Effect.Effect<HostPort, RedisError>
 ): RedisOptions.Locator & { readonly resetAll: (message: string) => void; readonly anyOnline: () => boolean } => {
   const engines = new Set<RedisOptions.Locatable>()
+  let generation = 0
   return {
     role,
     locate,
+    get generation() {
+      return generation
+    },
     register: (engine) => {
       engines.add(engine)
       return () => engines.delete(engine)
     },
     resetAll: (message) => {
+      generation++
       for (const engine of engines) engine.reset(message)
     },
     anyOnline: () => {
