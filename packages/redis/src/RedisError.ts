@@ -378,12 +378,11 @@ export class Decode extends Reason("Decode")<{
  * @since 0.1.0
  * @category reasons
  */
-export class ReadOnlyReplica extends Data.TaggedError("ReadOnlyReplica")<{
+export class ReadOnlyReplica extends Reason("ReadOnlyReplica")<{
   readonly command: string
   readonly serverMessage: string
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   /** Refused before it ran. */
   get written(): boolean {
     return false
@@ -415,13 +414,12 @@ export class ReadOnlyReplica extends Data.TaggedError("ReadOnlyReplica")<{
  * @since 0.1.0
  * @category reasons
  */
-export class NoSentinel extends Data.TaggedError("NoSentinel")<{
+export class NoSentinel extends Reason("NoSentinel")<{
   readonly name: string
   /** `host:port: what happened`, one per sentinel tried, in order. */
   readonly tried: ReadonlyArray<string>
   readonly message: string
 }> {
-  readonly [ReasonTypeId] = ReasonTypeId
   get written(): boolean {
     return false
   }
