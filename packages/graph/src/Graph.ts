@@ -13,6 +13,7 @@
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import type { ReadPreference, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import { serverAttributes } from "@effect-falkordb/redis/RedisInstrumentation"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -366,7 +367,7 @@ interface Context {
   readonly schema: GraphSchema
   readonly sender: QueryPath.Sender
   /** Span attributes of every call on this graph. */
-  readonly attributes: Readonly<Record<string, string>>
+  readonly attributes: Readonly<Record<string, string | number>>
 }
 
 const queryAttributes = (context: Context, command: QueryCommand) => ({
@@ -492,7 +493,12 @@ export const make = (
     name,
     schema,
     sender,
-    attributes: { "db.system.name": "falkordb", "db.namespace": name, "db.client.strategy": connection.info.strategy }
+    attributes: {
+      "db.system.name": "falkordb",
+      "db.namespace": name,
+      "db.client.strategy": connection.info.strategy,
+      ...serverAttributes(connection.info)
+    }
   }
   const chunkSize = options.chunkSize ?? 1024
   const stream = rowStream(context, "GRAPH.QUERY", "Graph.stream", chunkSize)

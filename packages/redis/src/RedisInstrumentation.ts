@@ -45,7 +45,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as CommandKeys from "./CommandKeys.ts"
 import { commandName } from "./internal/Engine.ts"
-import { RedisConnection } from "./RedisConnection.ts"
+import { type ConnectionInfo, RedisConnection } from "./RedisConnection.ts"
 import { isRedisError } from "./RedisError.ts"
 
 /**
@@ -103,7 +103,22 @@ export const inflight = Metric.gauge("redis.client.inflight", {
 /** The bounded operation name of a command. */
 const operationOf = (command: Command): string => (CommandKeys.isKnown(command) ? commandName(command) : "OTHER")
 
-const parseTarget = (target: string): { address: string; port: number | undefined; namespace: string } => {
+/**
+ * The server of a connection as OpenTelemetry attributes: `server.address`, and
+ * `server.port` for TCP (from `info.target`, e.g. `127.0.0.1:6379/0`). Other packages' spans
+ * (the graph client's) use it too.
+ *
+ * @since 0.1.0
+ * @category tracing
+ */
+export const serverAttributes = (info: ConnectionInfo): Record<string, string | number> => {
+  const server = parseTarget(info.target)
+  return server.port === undefined
+    ? { "server.address": server.address }
+    : { "server.address": server.address, "server.port": server.port }
+}
+
+function parseTarget(target: string): { address: string; port: number | undefined; namespace: string } {
   const slash = target.lastIndexOf("/")
   const host = slash === -1 ? target : target.slice(0, slash)
   const namespace = slash === -1 ? "0" : target.slice(slash + 1)
