@@ -18,6 +18,7 @@ import type * as Tls from "node:tls"
 import * as Client from "./internal/Client.ts"
 import * as Schema from "effect/Schema"
 import { commandName } from "./internal/Engine.ts"
+import * as Cluster from "./internal/Cluster.ts"
 import * as Sentinel from "./internal/Sentinel.ts"
 import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
@@ -331,6 +332,19 @@ export interface LayerOptions extends MultiplexedOptions, PooledOptions {
    * know; without a sentinel, the primary is `url`/`host`/`port`.
    */
   readonly replicas?: ReadonlyArray<string | { readonly host: string; readonly port: number }> | undefined
+  /** A Redis Cluster reached through these seed nodes instead of `host`/`port` (see `layerCluster`). */
+  readonly cluster?: ClusterConfig | undefined
+}
+
+/**
+ * How to reach a Redis Cluster.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClusterConfig {
+  /** Seed nodes (`"host:port"` or `{ host, port }`), asked for the slot map in turn. */
+  readonly nodes: ReadonlyArray<string | { readonly host: string; readonly port?: number | undefined }>
 }
 
 /**
@@ -435,6 +449,23 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
     const parsed = yield* parseSentinelUrl(merged.url)
     const { url: _url, ...rest } = merged
     merged = { ...parsed.data, ...rest, sentinel: { ...parsed.sentinel, ...merged.sentinel } }
+  }
+  if (merged.cluster !== undefined) {
+    if (merged.sentinel !== undefined || merged.replicas !== undefined || (preference ?? "primary") !== "primary") {
+      return yield* configError(
+        "cluster",
+        "a cluster client reads from primaries only for now; drop sentinel, replicas and readPreference"
+      )
+    }
+    if (!Array.isArray(merged.cluster.nodes) || merged.cluster.nodes.length === 0) {
+      return yield* configError("cluster.nodes", "list at least one cluster node (host:port)")
+    }
+    const seeds: Array<Sentinel.HostPort> = []
+    for (const entry of merged.cluster.nodes) seeds.push(yield* parseAddress("cluster.nodes", entry, 6379))
+    const { cluster: _cluster, url: _url, ...nodeOptions } = merged
+    return yield* Cluster.makeCluster(seeds, (address) =>
+      buildStrategy(strategy, { ...nodeOptions, host: address.host, port: address.port })
+    )
   }
   if (merged.sentinel !== undefined || merged.replicas !== undefined) {
     return yield* makeReplicated(strategy, merged)
@@ -575,6 +606,38 @@ const makeReplicated = Effect.fnUntraced(function* (strategy: Strategy, options:
     options.readPreference ?? "primary"
   )
 })
+
+/**
+ * A Redis Cluster client: the slot map comes from `CLUSTER SLOTS` (asked of the seed nodes,
+ * then of the known nodes), each primary gets a client of the chosen strategy, and every
+ * command goes to the node of the hash slot of its keys (`GRAPH.*` by the graph name; hash
+ * tags `{…}` honoured). A command whose keys span slots fails with reason `CrossSlot` before
+ * anything is sent. `MOVED` refreshes the map and sends the command once more to the new
+ * owner (it did not run); `ASK` sends it once to the importing node after `ASKING`. A lost
+ * node refreshes the map; a command never sent goes to the new owner, a written one is never
+ * re-sent. Pipelines are split per node and their replies put back in order. Keyless
+ * commands go to one node (no fan-out yet).
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ *
+ * const Live = RedisConnection.layerCluster({
+ *   nodes: ["127.0.0.1:7000", "127.0.0.1:7001"],
+ *   strategy: "multiplexed"
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerCluster = (
+  options: ClusterConfig & Omit<LayerOptions, "cluster" | "sentinel" | "host" | "port" | "path">,
+  defaults?: LayerOptions
+): Layer.Layer<RedisConnection, RedisError> => {
+  const { nodes, ...rest } = options
+  return layerFromOptions({ ...rest, cluster: { nodes } }, defaults)
+}
 
 /**
  * A client of a primary watched by Sentinel: the sentinels are asked where the primary is

@@ -432,6 +432,28 @@ export class NoSentinel extends Reason("NoSentinel")<{
 }
 
 /**
+ * A cluster command whose keys hash to different slots: refused before it was sent.
+ *
+ * @example
+ * ```ts
+ * import * as RedisError from "@effect-falkordb/redis/RedisError"
+ *
+ * const reason = new RedisError.CrossSlot({ message: "the keys of MSET hash to different slots" })
+ * console.log(reason.written) // false
+ * ```
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class CrossSlot extends Refusal("CrossSlot")<{
+  readonly message: string
+}> {
+  get hint(): string {
+    return "keep the command's keys in one slot with a hash tag, e.g. {user1}:a and {user1}:b"
+  }
+}
+
+/**
  * Every reason a command can fail for.
  *
  * @since 0.1.0
@@ -453,6 +475,7 @@ export type RedisErrorReason =
   | Decode
   | ReadOnlyReplica
   | NoSentinel
+  | CrossSlot
 
 /**
  * The error of every engine call. `message` is the reason's message followed by its hint
