@@ -59,7 +59,10 @@ export const run = (options: Harness.MeasureOptions & { readonly port: number })
           Harness.formatRatio(Harness.medianRatio(measured, row, FOUR, ONE)),
           Harness.formatRatio(Harness.medianRatio(measured, row, FOUR_KEY, ONE)),
           `${Harness.formatRate(publishedOne)} / ${Harness.formatRate(publishedFour)}`,
-          Harness.formatRatio(publishedFour / publishedOne)
+          Harness.formatRatio(publishedFour / publishedOne),
+          Harness.formatMicros(Harness.medianCpuPerOp(measured, row, ONE)),
+          Harness.formatMicros(Harness.medianCpuPerOp(measured, row, FOUR)),
+          Harness.formatMicros(Harness.medianCpuPerOp(measured, row, FOUR_KEY))
         ]
       })
       return [
@@ -74,7 +77,10 @@ export const run = (options: Harness.MeasureOptions & { readonly port: number })
             "spread ÷ 1",
             "key ÷ 1",
             "published 1 / 4 (go-redis)",
-            "published 4 ÷ 1"
+            "published 4 ÷ 1",
+            `${ONE} CPU µs/op`,
+            `${FOUR} CPU µs/op`,
+            `${FOUR_KEY} CPU µs/op`
           ],
           rows
         )

@@ -68,7 +68,21 @@ export const commandFor = (op: Op, caller: number, i: number): Array<string> => 
 export interface Sample {
   readonly ops: number
   readonly seconds: number
+  /**
+   * This process's CPU time (user + system, µs) while the cell ran, when measured: the
+   * Redis server is another process, so this is the client's (and load generator's) cost.
+   */
+  readonly cpuMicros?: number | undefined
 }
+
+/**
+ * Client CPU microseconds per completed operation of a sample (NaN when not measured).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const cpuPerOp = (sample: Sample): number =>
+  sample.cpuMicros === undefined ? Number.NaN : sample.cpuMicros / Math.max(sample.ops, 1)
 
 /**
  * Operations per second of a sample.
@@ -225,7 +239,9 @@ export type Measured = ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Sam
 
 /**
  * Runs every cell once as a warm-up, then `runs` rounds in which each cell runs once, in
- * order: the cells of a row are interleaved, so noise on the machine hits them alike.
+ * order: the cells of a row are interleaved, so noise on the machine hits them alike. Each
+ * recorded sample carries the process's CPU time (`process.cpuUsage`, user + system) spent
+ * while its cell ran.
  *
  * @since 0.1.0
  * @category statistics
@@ -236,7 +252,10 @@ export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Ef
     if (options.warmupMillis > 0) for (const cell of cells) yield* cell.run(options.warmupMillis)
     for (let r = 0; r < options.runs; r++) {
       for (const cell of cells) {
-        const sample = yield* cell.run(options.millis)
+        const cpu = process.cpuUsage()
+        const ran = yield* cell.run(options.millis)
+        const used = process.cpuUsage(cpu)
+        const sample: Sample = { ...ran, cpuMicros: used.user + used.system }
         let row = out.get(cell.row)
         if (row === undefined) out.set(cell.row, (row = new Map()))
         let list = row.get(cell.column)
@@ -255,6 +274,15 @@ export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Ef
  */
 export const medianRate = (measured: Measured, row: string, column: string): number =>
   median((measured.get(row)?.get(column) ?? []).map(rate))
+
+/**
+ * The median client CPU µs per operation of a cell.
+ *
+ * @since 0.1.0
+ * @category statistics
+ */
+export const medianCpuPerOp = (measured: Measured, row: string, column: string): number =>
+  median((measured.get(row)?.get(column) ?? []).map(cpuPerOp))
 
 /**
  * The median over runs of `a ÷ b`, each ratio taken from the same run.
@@ -287,6 +315,14 @@ export const machine = (): string => {
  */
 export const formatRate = (value: number): string =>
   Number.isFinite(value) ? Math.round(value).toLocaleString("en-US") : "—"
+
+/**
+ * Formats a CPU time per operation in µs with two decimals.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const formatMicros = (value: number): string => (Number.isFinite(value) ? value.toFixed(2) : "—")
 
 /**
  * Formats a ratio as `1.23x`.

@@ -187,6 +187,16 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
           Harness.formatRatio(Harness.medianRatio(measured, row, OURS, "raw socket"))
         ]
       })
+      const cpuRows = loads.map((load) => {
+        const row = label(load)
+        return [
+          row,
+          ...columns.map((c) => Harness.formatMicros(Harness.medianCpuPerOp(measured, row, c))),
+          Harness.formatRatio(
+            Harness.medianCpuPerOp(measured, row, OURS) / Harness.medianCpuPerOp(measured, row, "raw socket")
+          )
+        ]
+      })
       const benchmark = yield* RedisBenchmark.run({
         port: options.port,
         runs: options.runs,
@@ -198,7 +208,11 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
         "",
         Harness.table(["callers", ...columns, "ours ÷ best node-redis", "ours ÷ raw"], rows),
         "",
-        `Server ceiling, same server: ${benchmark}`
+        `Server ceiling, same server: ${benchmark}`,
+        "",
+        `#### Peers: client CPU µs per SET (this process's user + system time ÷ completed SETs; the server excluded)`,
+        "",
+        Harness.table(["callers", ...columns.map((c) => `${c} µs/op`), "ours ÷ raw CPU"], cpuRows)
       ].join("\n")
     })
   )

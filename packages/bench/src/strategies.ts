@@ -59,13 +59,26 @@ export const run = (options: Harness.MeasureOptions & { readonly port: number })
           Harness.formatRate(Harness.medianRate(measured, row, POOLED)),
           Harness.formatRate(Harness.medianRate(measured, row, MULTIPLEXED)),
           Harness.formatRatio(Harness.medianRatio(measured, row, MULTIPLEXED, POOLED)),
-          Harness.formatRatio(speedUp)
+          Harness.formatRatio(speedUp),
+          Harness.formatMicros(Harness.medianCpuPerOp(measured, row, POOLED)),
+          Harness.formatMicros(Harness.medianCpuPerOp(measured, row, MULTIPLEXED))
         ]
       })
       return [
         "### Strategies: PING/GET ops/s through `execute`, 8 connections",
         "",
-        Harness.table(["fibers", `${POOLED} ops/s`, `${MULTIPLEXED} ops/s`, "speed-up", "published speed-up"], rows)
+        Harness.table(
+          [
+            "fibers",
+            `${POOLED} ops/s`,
+            `${MULTIPLEXED} ops/s`,
+            "speed-up",
+            "published speed-up",
+            `${POOLED} CPU µs/op`,
+            `${MULTIPLEXED} CPU µs/op`
+          ],
+          rows
+        )
       ].join("\n")
     })
   )

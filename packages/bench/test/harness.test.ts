@@ -53,8 +53,23 @@ describe("harness (pure)", () => {
         [5, 7]
       )
       assert.strictEqual(Harness.medianRatio(measured, "r", "a", "b"), (8 / 5 + 12 / 7) / 2)
+      // Every recorded sample carries this process's CPU time while its cell ran.
+      for (const column of ["a", "b"]) {
+        for (const sample of measured.get("r")?.get(column) ?? []) {
+          assert.isNumber(sample.cpuMicros)
+          assert.isAtLeast(sample.cpuMicros!, 0)
+        }
+      }
+      assert.isFalse(Number.isNaN(Harness.medianCpuPerOp(measured, "r", "a")))
     })
   )
+
+  it("CPU per operation: µs ÷ completed ops, NaN when not measured", () => {
+    assert.strictEqual(Harness.cpuPerOp({ ops: 4, seconds: 1, cpuMicros: 10 }), 2.5)
+    assert.isNaN(Harness.cpuPerOp({ ops: 4, seconds: 1 }))
+    assert.strictEqual(Harness.formatMicros(2.5), "2.50")
+    assert.strictEqual(Harness.formatMicros(Number.NaN), "—")
+  })
 
   it("parses redis-benchmark CSV", () => {
     const output = '"test","rps","avg_latency_ms"\n"SET","434782.59","0.500"\n'
