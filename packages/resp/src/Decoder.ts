@@ -31,6 +31,36 @@ export interface DecoderOptions {
   readonly maxAggregateLength?: number
   /** Deepest accepted aggregate nesting. Default 128. */
   readonly maxDepth?: number
+  /**
+   * Asked when a top-level array reply begins: a `ReplySink` streams that reply instead of
+   * building it (see `ReplySink`); `undefined` builds it whole as usual. Not asked for other
+   * top-level frames (simple values, errors, maps, pushes), nor for `*0` / `*-1`.
+   */
+  readonly selectSink?: (() => ReplySink | undefined) | undefined
+}
+
+/**
+ * Receives one reply piece by piece instead of as a whole tree: the outer `depth` levels of
+ * arrays are never built, their elements are handed over as each completes (deeper values
+ * arrive whole). For a FalkorDB reply `[header, rows, stats]` with `depth` 2 that is: the
+ * reply opens (depth 0), the header opens (depth 1), its cells arrive (depth 2), it closes;
+ * the rows open, each row arrives as it completes, they close; likewise the statistics;
+ * finally `close(0)`. Only non-empty arrays (`*n`, n > 0) are opened; an empty or null array
+ * and any other value at a streamed level arrives as a `value`. The calls are made from
+ * inside `feed`, synchronously, in wire order.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplySink {
+  /** How many levels of arrays are streamed (1: the reply's elements; 2: theirs too). */
+  readonly depth: number
+  /** An array at `depth` (0 = the reply) began with `length` elements. */
+  readonly open: (depth: number, length: number) => void
+  /** A complete element of the open array at `depth - 1`. */
+  readonly value: (depth: number, value: Reply) => void
+  /** The array at `depth` is complete; `close(0)` ends the reply. */
+  readonly close: (depth: number) => void
 }
 
 const Kind = { Array: 0, Map: 1, Set: 2, Push: 3, Attribute: 4 } as const
@@ -48,6 +78,8 @@ const latin1 = new TextDecoder("latin1")
 // ignoreBOM: a leading U+FEFF is part of the value, not a byte-order mark to strip.
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 const EMPTY = new Uint8Array(0)
+/** The items of a streamed frame: never written, its elements go to the sink. */
+const STREAMED_ITEMS: Array<Reply> = []
 
 /** Short ASCII lines ("OK", "QUEUED") are built directly: far cheaper than a TextDecoder call. */
 const lineText = (buffer: Uint8Array, from: number, to: number): string => {
@@ -119,6 +151,13 @@ export class Decoder {
   private scannedCount = 0
   private copiedCount = 0
   private failure: ProtocolError | undefined = undefined
+  private readonly selectSink: (() => ReplySink | undefined) | undefined
+  /** The sink of the reply being streamed, if any. */
+  private sink: ReplySink | undefined = undefined
+  /** How many frames at the bottom of the stack are streamed (their items are not kept). */
+  private streamed = 0
+  /** Elements seen so far by each streamed frame. */
+  private readonly streamCounts: Array<number> = []
   private errorAt: { reason: ProtocolErrorReason; detail: string; offset: number } | undefined
 
   constructor(onReply: (reply: Reply) => void, options?: DecoderOptions) {
@@ -127,6 +166,12 @@ export class Decoder {
     this.maxLineLength = options?.maxLineLength ?? 64 * 1024
     this.maxAggregateLength = options?.maxAggregateLength ?? 2 ** 31 - 1
     this.maxDepth = options?.maxDepth ?? 128
+    this.selectSink = options?.selectSink
+  }
+
+  /** Absolute stream offset of the next byte to parse: what a sink counts wire bytes with. */
+  get offset(): number {
+    return this.base + this.position
   }
 
   /** Bytes of an incomplete element currently held. */
@@ -159,6 +204,9 @@ export class Decoder {
     this.lineHeld = false
     this.lineEndsInCR = false
     this.lineOpen = false
+    this.sink = undefined
+    this.streamed = 0
+    this.streamCounts.length = 0
   }
 
   /** Joins the held parts into one buffer (one copy). */
@@ -264,6 +312,8 @@ export class Decoder {
   private failWith(reason: ProtocolErrorReason, detail: string, offset: number): ProtocolError {
     this.failure = new ProtocolError(reason, detail, offset)
     this.stack = []
+    this.sink = undefined
+    this.streamed = 0
     this.buffer = EMPTY
     this.position = 0
     this.parts = []
@@ -295,6 +345,10 @@ export class Decoder {
         this.onReply(value)
         return
       }
+      if (level <= this.streamed) {
+        this.deliver(value, level)
+        return
+      }
       const top = this.stack[level - 1]!
       top.items.push(value)
       if (top.items.length < top.expected) return
@@ -303,6 +357,48 @@ export class Decoder {
       if (finished === undefined) return
       value = finished
     }
+  }
+
+  /**
+   * Hands a value completed directly inside the streamed frame at `level - 1` to the sink,
+   * then closes the streamed frames it completes (the last one ends the reply).
+   */
+  private deliver(value: Reply, level: number): void {
+    const sink = this.sink!
+    sink.value(level, value)
+    for (let depth = level - 1; ; depth--) {
+      const seen = ++this.streamCounts[depth]!
+      if (seen < this.stack[depth]!.expected) return
+      this.stack.pop()
+      this.streamed--
+      if (depth === 0) this.sink = undefined
+      sink.close(depth)
+      if (depth === 0) return
+    }
+  }
+
+  /**
+   * Opens an array of `count` (> 0) elements at the current level as a streamed frame when a
+   * sink wants it: at the top level when `selectSink` returns one, below while the sink's
+   * depth is not reached. False: build it as usual.
+   */
+  private openStreamed(count: number): boolean {
+    const level = this.stack.length
+    if (level === 0) {
+      const sink = this.selectSink!()
+      if (sink === undefined || sink.depth < 1) return false
+      this.sink = sink
+    } else if (level >= this.sink!.depth) return false
+    // An attribute waiting for this value would be lost: build the value whole instead.
+    if (this.attributeCount > 0 && this.pendingAttributes[level] !== undefined) {
+      if (level === 0) this.sink = undefined
+      return false
+    }
+    this.stack.push({ kind: Kind.Array, items: STREAMED_ITEMS, expected: count })
+    this.streamCounts[level] = 0
+    this.streamed++
+    this.sink!.open(level, count)
+    return true
   }
 
   private finish(frame: Frame): Reply | undefined {
@@ -505,6 +601,10 @@ export class Decoder {
       const count = this.scanInteger(start + 1)
       if (count !== undefined && count > 0 && count <= this.maxAggregateLength && this.stack.length < this.maxDepth) {
         this.position = this.scanNext
+        // One property test on the usual path: streaming is off unless a selector was given.
+        if (this.selectSink !== undefined && this.stack.length === this.streamed && this.openStreamed(count)) {
+          return undefined
+        }
         if (this.attributeCount > 0) {
           // Attributes are matched to values per nesting level: the general path tracks that.
           this.stack.push({ kind: Kind.Array, items: [], expected: count })
@@ -657,6 +757,14 @@ export class Decoder {
           if (elements === 0) {
             const frame: Frame = { kind, items: [], expected: 0 }
             return this.finish(frame)
+          }
+          if (
+            type === 42 &&
+            this.selectSink !== undefined &&
+            this.stack.length === this.streamed &&
+            this.openStreamed(count)
+          ) {
+            return undefined
           }
           this.stack.push({ kind, items: [], expected: elements })
           return undefined
