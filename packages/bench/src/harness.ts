@@ -191,6 +191,61 @@ export const runPromiseCell = async (
 }
 
 /**
+ * A closed loop of `callers` Effect callers, each running `op(caller, i)` and awaiting it
+ * before the next, until `millis` have passed (every caller runs at least once).
+ *
+ * @since 0.1.0
+ * @category load
+ */
+export const runEffectLoop = (
+  callers: number,
+  millis: number,
+  op: (caller: number, i: number) => Effect.Effect<unknown, unknown>
+): Effect.Effect<Sample, unknown> =>
+  Effect.suspend(() => {
+    const start = performance.now()
+    const deadline = start + millis
+    let ops = 0
+    return Effect.forEach(
+      Array.from({ length: callers }, (_, c) => c),
+      (c) =>
+        Effect.gen(function* () {
+          let i = 0
+          do {
+            yield* op(c, i++)
+            ops++
+          } while (performance.now() < deadline)
+        }),
+      { concurrency: "unbounded", discard: true }
+    ).pipe(Effect.map(() => ({ ops, seconds: (performance.now() - start) / 1000 })))
+  })
+
+/**
+ * {@link runEffectLoop} for a promise client.
+ *
+ * @since 0.1.0
+ * @category load
+ */
+export const runPromiseLoop = async (
+  callers: number,
+  millis: number,
+  op: (caller: number, i: number) => Promise<unknown>
+): Promise<Sample> => {
+  const start = performance.now()
+  const deadline = start + millis
+  let ops = 0
+  const caller = async (c: number) => {
+    let i = 0
+    do {
+      await op(c, i++)
+      ops++
+    } while (performance.now() < deadline)
+  }
+  await Promise.all(Array.from({ length: callers }, (_, c) => caller(c)))
+  return { ops, seconds: (performance.now() - start) / 1000 }
+}
+
+/**
  * The median of some numbers (the mean of the middle two for an even count).
  *
  * @since 0.1.0

@@ -4,14 +4,17 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,decoder,graph`,
- * `--no-write` (print only).
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,decoder,graph,graph-throughput`,
+ * `--no-write` (print only), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
+ * simulated FalkorDB of `graph-throughput`, one table per service time). `FALKORDB_MODULE`
+ * adds the graph throughput table against a real FalkorDB.
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as Decoder from "./decoder.ts"
 import * as Engines from "./engines.ts"
+import * as GraphThroughput from "./graph-throughput.ts"
 import * as Harness from "./harness.ts"
 import * as Instrumentation from "./instrumentation.ts"
 import * as Peers from "./peers.ts"
@@ -26,6 +29,9 @@ const only = argv
   ?.slice("--only=".length)
   .split(",")
 const wanted = (name: string) => only === undefined || only.includes(name)
+const flag = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+const graphWorkers = Number(flag("graph-workers") ?? 4)
+const graphService = (flag("graph-service") ?? (quick ? "250" : "1000,100")).split(",").map(Number)
 
 const settings = quick
   ? { runs: 1, millis: 200, warmupMillis: 50, benchmarkRequests: 50_000, decoderRuns: 3, graphRuns: 3 }
@@ -83,6 +89,18 @@ const program = Effect.gen(function* () {
         if (wanted("transport")) yield* emit(yield* Transport.run(options))
         if (wanted("ratelimiter")) yield* emit(yield* RateLimiterBench.run(options))
         if (wanted("instrumentation")) yield* emit(yield* Instrumentation.run(options))
+      })
+    )
+  }
+  if (wanted("graph-throughput")) {
+    yield* emit(
+      yield* GraphThroughput.run({
+        runs: settings.runs,
+        millis: settings.millis,
+        warmupMillis: settings.warmupMillis,
+        workers: graphWorkers,
+        serviceMicros: graphService,
+        module: process.env.FALKORDB_MODULE || undefined
       })
     )
   }

@@ -15,3 +15,5 @@ export * as RedisMock from "./RedisMock.ts"
 export * as CompactEncoder from "./CompactEncoder.ts"
 /** @since 0.1.0 */
 export * as FalkorDBMock from "./FalkorDBMock.ts"
+/** @since 0.1.0 */
+export * as FalkorDBSimulator from "./FalkorDBSimulator.ts"

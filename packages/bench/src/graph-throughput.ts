@@ -1,0 +1,286 @@
+/**
+ * The graph throughput table: `GRAPH.RO_QUERY` of `RETURN 1` and of a small traversal (two
+ * nodes and an edge, so node labels, the edge type and property keys go through the schema
+ * cache) at 1, 8, 64 and 256 closed-loop callers, through this client's graph client over a
+ * multiplexed (8 sockets, spread), a pooled (8) and a single connection, and through
+ * falkordb-ts 6.6 (one node-redis socket), with the client process's CPU time per query.
+ *
+ * (a) Against the simulated FalkorDB (`graph-simulation.ts`: recorded 4.18.11 replies, one
+ * query at a time per connection over W worker slots, each query holding a slot for the
+ * service time), with its ceiling: W ÷ service time overall, min(W, C) ÷ service time for a
+ * client with C sockets. (b) Against a real FalkorDB when `FALKORDB_MODULE` names the module
+ * (loaded into a redis-server started for the run); skipped otherwise.
+ *
+ * @since 0.1.0
+ */
+import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import * as FalkorDBClient from "@effect-falkordb/graph/FalkorDB"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { FalkorDB as FalkorTs } from "falkordb"
+import * as Harness from "./harness.ts"
+import * as Simulation from "./graph-simulation.ts"
+
+/**
+ * The queries of the table (the texts the simulator has recordings for).
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const queries: ReadonlyArray<{ readonly name: string; readonly text: string }> = [
+  { name: "RETURN 1", text: "RETURN 1 AS fast" },
+  {
+    name: "traversal",
+    text: "MATCH (a:Person {name: 'Alice'})-[r:KNOWS]->(b:Person) RETURN a AS node, r AS edge, b AS other"
+  }
+]
+
+/**
+ * What a real server needs for the traversal to find its row (the recorded scenario's setup).
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const SETUP =
+  "CREATE (a:Person {name: 'Alice', age: 30})-[:KNOWS {since: 2020}]->(b:Person {name: 'Bob', age: 25})"
+
+/**
+ * The graph every cell queries.
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const GRAPH = "bench-graph"
+
+/**
+ * Caller counts of the table.
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const callerCounts: ReadonlyArray<number> = [1, 8, 64, 256]
+
+/**
+ * A graph client under test: how many sockets it queries over and one query as an op.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface GraphClient {
+  readonly name: string
+  readonly connections: number
+  /** A closed loop of `callers` running `text` through `GRAPH.RO_QUERY` for `millis`. */
+  readonly loop: (text: string, callers: number, millis: number) => Effect.Effect<Harness.Sample, unknown>
+}
+
+const ours = (
+  name: string,
+  connections: number,
+  connection: RedisConnection.RedisConnection["Service"]
+): Effect.Effect<GraphClient, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const db = yield* FalkorDBClient.make().pipe(Effect.provideService(RedisConnection.RedisConnection, connection))
+    const graph = db.graph(GRAPH)
+    return {
+      name,
+      connections,
+      loop: (text, callers, millis) => Harness.runEffectLoop(callers, millis, () => graph.roQuery(text))
+    }
+  })
+
+/**
+ * The column of this client's default graph layer (multiplexed, 8 sockets, spread).
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const MULTIPLEXED = "ours multiplexed (8)"
+
+/**
+ * The falkordb-ts column.
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const FALKORDB_TS = "falkordb-ts"
+
+/**
+ * Opens every client of the table against `port`, closed with the scope.
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const openClients = (port: number): Effect.Effect<ReadonlyArray<GraphClient>, unknown, Scope.Scope> =>
+  Effect.gen(function* () {
+    const url = `redis://127.0.0.1:${port}`
+    const multiplexed = yield* RedisConnection.makeMultiplexed({ url, connections: 8, routing: "spread" })
+    const pooled = yield* RedisConnection.makePooled({ url, size: 8 })
+    const single = yield* RedisConnection.makeSingle({ url })
+    const falkorTs = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => FalkorTs.connect({ socket: { host: "127.0.0.1", port } })),
+      (db) => Effect.promise(() => db.close().catch(() => undefined))
+    )
+    const tsGraph = falkorTs.selectGraph(GRAPH)
+    return [
+      yield* ours(MULTIPLEXED, 8, multiplexed),
+      yield* ours("ours pooled (8)", 8, pooled),
+      yield* ours("ours single", 1, single),
+      {
+        name: FALKORDB_TS,
+        connections: 1,
+        loop: (text, callers, millis) =>
+          Effect.tryPromise(() => Harness.runPromiseLoop(callers, millis, () => tsGraph.roQuery(text)))
+      }
+    ]
+  })
+
+/**
+ * Runs every query once through every client: fills the schema caches before anything is
+ * measured.
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const warm = (clients: ReadonlyArray<GraphClient>): Effect.Effect<void, unknown> =>
+  Effect.forEach(clients, (client) => Effect.forEach(queries, (q) => client.loop(q.text, 1, 0)), { discard: true })
+
+interface TableOptions extends Harness.MeasureOptions {
+  readonly port: number
+  readonly title: string
+  /** Queries per second a client with `connections` sockets can reach at most, when known. */
+  readonly ceiling?: ((connections: number) => number) | undefined
+}
+
+const rowOf = (query: string, callers: number) => `${query} · ${callers}`
+
+const table = (options: TableOptions): Effect.Effect<string, unknown> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const clients = yield* openClients(options.port)
+      yield* warm(clients)
+      const cells: Array<Harness.Cell> = []
+      for (const query of queries) {
+        for (const callers of callerCounts) {
+          for (const client of clients) {
+            cells.push({
+              row: rowOf(query.name, callers),
+              column: client.name,
+              run: (millis) => client.loop(query.text, callers, millis)
+            })
+          }
+        }
+      }
+      const measured = yield* Harness.measure(cells, options)
+      const names = clients.map((c) => c.name)
+      const sections: Array<string> = [options.title]
+      for (const query of queries) {
+        const rows = callerCounts.map((callers) => {
+          const row = rowOf(query.name, callers)
+          const rate = (column: string) => Harness.medianRate(measured, row, column)
+          const cpu = (column: string) => {
+            const value = Harness.medianCpuPerOp(measured, row, column)
+            return Number.isFinite(value) ? value.toFixed(1) : "—"
+          }
+          const bound = (connections: number) =>
+            options.ceiling === undefined
+              ? Number.NaN
+              : Math.min(options.ceiling(connections), options.ceiling(callers))
+          return [
+            String(callers),
+            ...names.map((n) => Harness.formatRate(rate(n))),
+            ...(options.ceiling === undefined
+              ? []
+              : [`${Harness.formatRate(bound(8))} / ${Harness.formatRate(bound(1))}`]),
+            Harness.formatRatio(Harness.medianRatio(measured, row, MULTIPLEXED, FALKORDB_TS)),
+            ...(options.ceiling === undefined ? [] : [Harness.formatRatio(rate(MULTIPLEXED) / bound(8))]),
+            names.map(cpu).join(" / ")
+          ]
+        })
+        sections.push(
+          "",
+          `#### \`${query.name}\`: GRAPH.RO_QUERY/s (\`${query.text}\`)`,
+          "",
+          Harness.table(
+            [
+              "callers",
+              ...names.map((n) => `${n} q/s`),
+              ...(options.ceiling === undefined ? [] : ["ceiling 8 / 1 sockets"]),
+              "multiplexed ÷ falkordb-ts",
+              ...(options.ceiling === undefined ? [] : ["multiplexed ÷ ceiling"]),
+              `CPU µs/query (${names.join(" / ")})`
+            ],
+            rows
+          )
+        )
+      }
+      return sections.join("\n")
+    })
+  )
+
+/**
+ * Options of the graph throughput tables.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Harness.MeasureOptions {
+  /** Worker slots of the simulation (W). */
+  readonly workers: number
+  /** Service times to simulate, in µs: one table each. */
+  readonly serviceMicros: ReadonlyArray<number>
+  /** Path of the FalkorDB module for the real-server table; skipped when undefined. */
+  readonly module?: string | undefined
+}
+
+/**
+ * Runs the simulated tables (and the real-module table when `module` is set) and renders them.
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const run = (options: Options): Effect.Effect<string, unknown> =>
+  Effect.gen(function* () {
+    const out: Array<string> = []
+    for (const serviceMicros of options.serviceMicros) {
+      out.push(
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const sim = yield* Simulation.start({ workers: options.workers, serviceMicros })
+            const title = [
+              `### Graph throughput: simulated FalkorDB, W = ${sim.workers}, service time ${sim.serviceMicros} µs (${sim.where})`,
+              "",
+              `Ceiling: W ÷ service time = ${Harness.formatRate(sim.ceiling(sim.workers))} queries/s; a client with C sockets ` +
+                `reaches at most min(W, C) ÷ service time (8 sockets: ${Harness.formatRate(sim.ceiling(8))}, 1 socket: ` +
+                `${Harness.formatRate(sim.ceiling(1))}), and n closed-loop callers at most n ÷ service time. ` +
+                `The "ceiling" column is that bound for 8 / 1 sockets at the row's callers.`
+            ].join("\n")
+            const before = yield* sim.stats
+            const text = yield* table({ ...options, port: sim.port, title, ceiling: sim.ceiling })
+            const after = yield* sim.stats
+            return `${text}\n\nServer: ${after.replies - before.replies} graph replies, ${after.unrecorded} unrecorded, at most ${after.maxInService} in service at once.`
+          })
+        )
+      )
+    }
+    if (options.module === undefined) {
+      out.push("### Graph throughput: real FalkorDB\n\nSkipped: set FALKORDB_MODULE to the path of falkordb.so.")
+    } else {
+      const module = options.module
+      out.push(
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const server = yield* Embedded.make({ module })
+            const setup = yield* RedisConnection.makeSingle({ url: server.url })
+            yield* setup.execute(["GRAPH.QUERY", GRAPH, SETUP])
+            return yield* table({
+              ...options,
+              port: server.port,
+              title: `### Graph throughput: real FalkorDB (${module}, redis-server ${server.version})`
+            })
+          })
+        )
+      )
+    }
+    return out.join("\n\n")
+  })
