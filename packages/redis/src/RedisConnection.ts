@@ -121,6 +121,11 @@ export interface ConnectionInfo {
   /** Routing across engines, for multiplexed clients. */
   readonly routing?: "key" | "spread" | undefined
   /**
+   * The bounds of a self-sizing multiplexed client (`connections: { min, max }`); then
+   * `connections` is `max`, and the engines in use at a moment are between the two.
+   */
+  readonly sizing?: { readonly min: number; readonly max: number } | undefined
+  /**
    * A stable name of the server this client talks to (e.g. `127.0.0.1:6379/0`). Caches that
    * belong to a server, like the graph schema cache, are keyed by it.
    */
@@ -166,13 +171,31 @@ export class RedisConnection extends Context.Service<
  * @category models
  */
 export interface MultiplexedOptions extends RedisOptions.RedisOptions {
-  /** Engines (sockets). Default 1. */
-  readonly connections?: number | undefined
+  /**
+   * Engines (sockets). Default 1. `{ min, max }` (min defaults to 1) sizes the client to its
+   * load: one engine while one keeps up, more (up to `max`) while callers wait for the window
+   * or while an extra engine measurably raises the rate, fewer again when the load falls. Keys
+   * keep their order while engines come and go (see the README: "Engines that size themselves").
+   */
+  readonly connections?: number | Sizing | undefined
   /**
    * How commands are spread over several engines. `"spread"`: the least loaded engine;
    * order holds only for awaited calls. Must be stated when `connections > 1`.
    */
   readonly routing?: "spread" | "key" | undefined
+}
+
+/**
+ * The bounds of a self-sizing multiplexed client.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Sizing {
+  /** Engines kept open even when idle. Default 1. */
+  readonly min?: number | undefined
+  /** Engines at most. */
+  readonly max: number
 }
 
 /**
@@ -207,6 +230,18 @@ const checkCount = (field: string, value: number | undefined, fallback: number) 
   return Effect.succeed(value)
 }
 
+const checkSizing = Effect.fnUntraced(function* (sizing: Sizing) {
+  if (sizing.max === undefined) {
+    return yield* configError("connections.max", "connections: { min, max } needs max, the most engines to open")
+  }
+  const max = yield* checkCount("connections.max", sizing.max, 1)
+  const min = yield* checkCount("connections.min", sizing.min, 1)
+  if (min > max) {
+    return yield* configError("connections", `connections.min (${min}) is more than connections.max (${max})`)
+  }
+  return { min, max }
+})
+
 /**
  * Validates the options of `strategy` and builds its client; `adjust` patches the resolved
  * options (Sentinel sets the locator and the target).
@@ -223,11 +258,21 @@ const buildStrategy = Effect.fnUntraced(function* (
     }
     case "multiplexed": {
       const resolved = adjust(yield* RedisOptions.resolve(options))
-      const connections = yield* checkCount("connections", options.connections, 1)
       const routing = options.routing
       if (routing !== undefined && routing !== "spread" && routing !== "key") {
         return yield* configError("routing", `routing must be "spread" or "key" (got "${String(routing)}")`)
       }
+      if (typeof options.connections === "object" && options.connections !== null) {
+        const sizing = yield* checkSizing(options.connections)
+        if (sizing.max > 1 && routing === undefined) {
+          return yield* configError(
+            "routing",
+            `connections: { max: ${sizing.max} } needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
+          )
+        }
+        return (yield* Client.makeSized(resolved, sizing, routing)).service
+      }
+      const connections = yield* checkCount("connections", options.connections, 1)
       if (connections > 1 && routing === undefined) {
         return yield* configError(
           "routing",

@@ -31,6 +31,7 @@ import {
 } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import * as CommandKeys from "../CommandKeys.ts"
+import * as ElasticEngines from "./ElasticEngines.ts"
 import { argumentText } from "./Text.ts"
 import { commandName, type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
 
@@ -73,7 +74,7 @@ const validateBatch = (commands: ReadonlyArray<Command>): RedisError | undefined
  * runs on what is left of a larger budget (pooled).
  */
 const engineExecute = (
-  engine: Engine,
+  engine: Lane,
   command: Command,
   timeout: number,
   reportedTimeout?: number
@@ -84,7 +85,7 @@ const engineExecute = (
 
 /** Sends a checked, contiguous batch on an engine; replies include error replies as values. */
 const enginePipeline = (
-  engine: Engine,
+  engine: Lane,
   commands: ReadonlyArray<Command>,
   timeout: number,
   reportedTimeout?: number
@@ -143,7 +144,7 @@ class RequestFuture<A> implements Future<A> {
 }
 
 /** Puts a checked command on its way on an engine; the future is returned once it is admitted. */
-const engineSubmit = (engine: Engine, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> =>
+const engineSubmit = (engine: Lane, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> =>
   Effect.suspend(() => {
     const request = new Request<Reply>([command], false, 1, timeout)
     return Effect.as(engine.admit(request), new RequestFuture(request))
@@ -250,12 +251,18 @@ const withExclusive =
 const outlastsStall = (timeout: number, resolved: ResolvedOptions): boolean =>
   resolved.stallTimeout !== Number.POSITIVE_INFINITY && timeout >= resolved.stallTimeout
 
+/**
+ * Where a routed command goes: an engine, or (self-sizing key routing) a lane that holds a
+ * moving key's commands until its old engine has answered the ones before them.
+ */
+export type Lane = Pick<Engine, "window" | "start" | "admit" | "run">
+
 /** How a shared client picks an engine. */
-interface Router {
+export interface Router {
   /** `readOnly` commands may go to any engine (see `CommandOptions.readOnly`). */
-  readonly forCommand: (command: Command, readOnly: boolean) => Engine
+  readonly forCommand: (command: Command, readOnly: boolean) => Lane
   /** The engine of a batch, or the error naming the keys and engines it spans. */
-  readonly forBatch: (commands: ReadonlyArray<Command>, readOnly: boolean) => Engine | RedisError
+  readonly forBatch: (commands: ReadonlyArray<Command>, readOnly: boolean) => Lane | RedisError
 }
 
 /**
@@ -435,6 +442,29 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
     protocol: resolved.protocol
   }
   return { service: sharedService(resolved, router, info), engines: engines as ReadonlyArray<Engine> }
+})
+
+/**
+ * Between `sizing.min` and `sizing.max` engines, as many as the load needs (see
+ * `EngineSizer` for when, `ElasticEngines` for how keys move without losing their order).
+ */
+export const makeSized = Effect.fnUntraced(function* (
+  resolved: ResolvedOptions,
+  sizing: ElasticEngines.Sizing,
+  routing: "spread" | "key" | undefined,
+  auto: boolean = true
+) {
+  const elastic = yield* ElasticEngines.make(resolved, sizing, routing, auto)
+  const info: ConnectionInfo = {
+    strategy: "multiplexed",
+    connections: sizing.max,
+    window: resolved.window,
+    ...(routing === undefined ? {} : { routing }),
+    sizing: { min: sizing.min, max: sizing.max },
+    target: resolved.target,
+    protocol: resolved.protocol
+  }
+  return { service: sharedService(resolved, elastic.router, info), elastic }
 })
 
 /** A pool of connections; each call borrows one for itself. */

@@ -1,0 +1,285 @@
+/**
+ * Engines that size themselves (`connections: { min, max }`): the option's checks, growth
+ * under load and shrinking when idle, per-key order and no lost command while engines are
+ * added and retired — against a real redis-server.
+ */
+import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import { assert, describe, it, layer } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as RedisConnection from "../src/RedisConnection.ts"
+import * as RedisError from "../src/RedisError.ts"
+import * as RedisOptions from "../src/RedisOptions.ts"
+import * as Client from "../src/internal/Client.ts"
+import { slotTable } from "../src/internal/ElasticEngines.ts"
+import { EngineSizer } from "../src/internal/EngineSizer.ts"
+import { SLOTS } from "../src/internal/HashSlot.ts"
+import * as CommandKeys from "../src/CommandKeys.ts"
+import * as TcpProxy from "./fixtures/Proxy.ts"
+
+const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
+
+const sized = (
+  url: string,
+  sizing: { min: number; max: number },
+  routing: "spread" | "key",
+  auto: boolean,
+  extra: RedisOptions.RedisOptions = {}
+) =>
+  Effect.flatMap(RedisOptions.resolve({ url, ...extra }), (resolved) =>
+    Client.makeSized(resolved, sizing, routing, auto)
+  )
+
+/** Polls `check` every 20 ms until it holds (the test's own timeout bounds the wait). */
+const eventually = (check: () => boolean) =>
+  Effect.gen(function* () {
+    while (!check()) yield* Effect.sleep(20)
+  })
+
+describe("sizing", () => {
+  it.effect("connections: { min, max } is checked before anything connects", () =>
+    Effect.gen(function* () {
+      const url = "redis://127.0.0.1:1"
+      const cases: ReadonlyArray<[RedisConnection.MultiplexedOptions, string, string]> = [
+        [
+          { url, connections: { max: 0 }, routing: "key" },
+          "connections.max",
+          "connections.max must be an integer >= 1 (got 0)"
+        ],
+        [
+          { url, connections: { min: 3, max: 2 }, routing: "key" },
+          "connections",
+          "connections.min (3) is more than connections.max (2)"
+        ],
+        [
+          { url, connections: { max: 4 } },
+          "routing",
+          'connections: { max: 4 } needs a routing: "key" keeps each key\'s commands in submit order, "spread" balances load with no order across engines; say which'
+        ],
+        [
+          { url, connections: {} as { max: number }, routing: "spread" },
+          "connections.max",
+          "connections: { min, max } needs max, the most engines to open"
+        ],
+        [
+          { url, connections: { min: 0.5, max: 2 }, routing: "spread" },
+          "connections.min",
+          "connections.min must be an integer >= 1 (got 0.5)"
+        ]
+      ]
+      for (const [options, field, message] of cases) {
+        const error = yield* Effect.flip(Effect.scoped(RedisConnection.makeMultiplexed(options)))
+        assert.isTrue(RedisError.isRedisError(error))
+        const reason = (error as RedisError.RedisError).reason
+        assert.strictEqual(reason._tag, "Config")
+        assert.strictEqual((reason as RedisError.Config).field, field)
+        assert.strictEqual(reason.message, message)
+      }
+    })
+  )
+
+  it("jump hashing moves only the slots the new engine takes, and only the last engine's when it leaves", () => {
+    for (let n = 1; n < 8; n++) {
+      const before = slotTable(n)
+      const after = slotTable(n + 1)
+      let moved = 0
+      for (let slot = 0; slot < SLOTS; slot++) {
+        if (before[slot] === after[slot]) continue
+        moved++
+        assert.strictEqual(after[slot], n, `slot ${slot} moved to ${after[slot]}, not to the new engine ${n}`)
+      }
+      // About 1/(n+1) of the slots move: every engine takes a share.
+      assert.isAbove(moved, SLOTS / (n + 1) / 2)
+      assert.isBelow(moved, (SLOTS / (n + 1)) * 2)
+    }
+  })
+
+  it("the sizer grows at once when callers wait for the window, and shrinks after a light second", () => {
+    const sizer = new EngineSizer(1, 3)
+    const windowBound = { routed: 100, inUse: 1, waiting: 5 }
+    assert.strictEqual(sizer.tick(windowBound, 1), undefined)
+    assert.strictEqual(sizer.tick(windowBound, 1), undefined)
+    assert.strictEqual(sizer.tick(windowBound, 1), 2)
+    const light = { routed: 3, inUse: 0, waiting: 0 }
+    let wanted: number | undefined
+    let ticks = 0
+    while (wanted === undefined) {
+      wanted = sizer.tick(light, 2)
+      ticks++
+    }
+    assert.strictEqual(wanted, 1)
+    assert.strictEqual(ticks, sizer.settings.lightTicks)
+  })
+
+  it("the sizer keeps a trial engine that raised the rate and retires one that did not", () => {
+    const s = new EngineSizer(1, 4)
+    const run = (sizer: EngineSizer, rate: number, active: number): number | undefined => {
+      for (;;) {
+        const wanted = sizer.tick({ routed: rate, inUse: 8, waiting: 0 }, active)
+        if (wanted !== undefined) return wanted
+        if (sizer.trials > 0 && (sizer as unknown as { trial: unknown }).trial === undefined) return undefined
+      }
+    }
+    // Busy at 1000/tick: a trial of 2 engines starts.
+    assert.strictEqual(run(s, 1000, 1), 2)
+    // The rate rose to 1500: kept (no change asked).
+    assert.strictEqual(run(s, 1500, 2), undefined)
+    assert.strictEqual(s.kept, 1)
+    const t = new EngineSizer(1, 4)
+    assert.strictEqual(run(t, 1000, 1), 2)
+    // The rate stayed: the trial engine goes.
+    assert.strictEqual(run(t, 1000, 2), 1)
+    assert.strictEqual(t.kept, 0)
+  })
+})
+
+layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("sizing against redis-server", (it) => {
+  it.effect("callers waiting for the window add engines up to max; an idle client goes back to min", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      const { service: redis, elastic } = yield* sized(server.url, { min: 1, max: 3 }, "spread", true, {
+        window: 1
+      })
+      assert.strictEqual(elastic.stats().active, 1)
+      assert.deepStrictEqual(redis.info.sizing, { min: 1, max: 3 })
+      let stop = false
+      let acknowledged = 0
+      yield* redis.execute(["DEL", "sizing-counter"])
+      // 16 callers on windows of 1: callers always wait for a permit.
+      const load = yield* Effect.forkChild(
+        Effect.forEach(
+          Array.from({ length: 16 }, (_, i) => i),
+          () =>
+            Effect.gen(function* () {
+              while (!stop) {
+                yield* redis.execute(["INCR", "sizing-counter"])
+                acknowledged++
+              }
+            }),
+          { concurrency: "unbounded", discard: true }
+        )
+      )
+      yield* eventually(() => elastic.stats().active === 3)
+      stop = true
+      yield* Fiber.join(load)
+      // Back to one engine, and every added engine closed.
+      yield* eventually(() => elastic.stats().active === 1 && elastic.stats().retired === elastic.stats().added)
+      const stats = elastic.stats()
+      assert.isAtLeast(stats.added, 2)
+      assert.isAtLeast(stats.retired, 2)
+      // Every command acknowledged ran exactly once.
+      assert.strictEqual(text(yield* redis.execute(["GET", "sizing-counter"])), String(acknowledged))
+    })
+  )
+
+  it.effect("key routing: per-key order and counts hold while engines are added and retired under load", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      const { service: redis, elastic } = yield* sized(server.url, { min: 1, max: 4 }, "key", false)
+      const fibers = 48
+      const perFiber = 400
+      let done = false
+      // The engine count moves 1 → 4 → 2 → 3 → 1 … while the commands flow.
+      const resizer = yield* Effect.forkChild(
+        Effect.gen(function* () {
+          const sizes = [4, 2, 3, 1, 4, 1, 2]
+          for (let i = 0; !done; i++) {
+            yield* elastic.resize(sizes[i % sizes.length])
+            yield* Effect.yieldNow
+          }
+        })
+      )
+      const futures = yield* Effect.forEach(
+        Array.from({ length: fibers }, (_, fiber) => fiber),
+        (fiber) =>
+          Effect.gen(function* () {
+            const own = []
+            for (let i = 0; i < perFiber; i++) {
+              own.push(yield* redis.submit(["RPUSH", `sized-order-${fiber}`, i]))
+              own.push(yield* redis.submit(["INCR", `{sized-order-${fiber}}:n`]))
+              if (i % 50 === 0) yield* Effect.yieldNow
+            }
+            return own
+          }),
+        { concurrency: "unbounded" }
+      )
+      const replies = yield* Effect.forEach(futures, (own) => Effect.forEach(own, (future) => future.await))
+      done = true
+      yield* Fiber.join(resizer)
+      const stats = elastic.stats()
+      // The load really crossed engine changes, and some commands waited for their key's old engine.
+      assert.isAtLeast(stats.migrations, 2)
+      assert.isAtLeast(stats.added, 1)
+      assert.isAtLeast(stats.retired, 1)
+      for (let fiber = 0; fiber < fibers; fiber++) {
+        // RPUSH answers the list's length and INCR the counter: both count up by one per command, in order.
+        const own = replies[fiber]
+        for (let i = 0; i < perFiber; i++) {
+          assert.strictEqual(own[2 * i], i + 1)
+          assert.strictEqual(own[2 * i + 1], i + 1)
+        }
+        const list = (yield* redis.execute(["LRANGE", `sized-order-${fiber}`, 0, -1])) as Array<Uint8Array>
+        assert.deepStrictEqual(
+          list.map(text),
+          Array.from({ length: perFiber }, (_, i) => String(i))
+        )
+      }
+    })
+  )
+
+  it.effect("retiring an engine that owes replies: they arrive, and the key's next commands wait for them", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      // Through a proxy that can hold back what the retiring engine sends, so its commands
+      // are surely owed (not even at the server) when the key moves.
+      const proxy = yield* TcpProxy.make({ targetPort: server.port })
+      const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false)
+      yield* elastic.resize(2)
+      // A key of the second engine (connection 2): it moves when that engine retires.
+      const two = slotTable(2)
+      let key = ""
+      for (let i = 0; key === ""; i++) {
+        if (two[CommandKeys.firstKeySlot(["INCR", `retire-${i}`])!] === 1) key = `retire-${i}`
+      }
+      yield* redis.execute(["DEL", key])
+      proxy.hold(2)
+      const before = []
+      for (let i = 0; i < 200; i++) before.push(yield* redis.submit(["INCR", key]))
+      yield* eventually(() => proxy.heldBytes(2) > 0)
+      const retire = yield* Effect.forkChild(elastic.resize(1))
+      // The key's engine has changed (the old one still owes everything) before the next commands.
+      yield* eventually(() => elastic.stats().active === 1)
+      // A submit returns once admitted, and a held command is admitted only after the drain: the
+      // next commands go from their own fiber.
+      let submitted = 0
+      const later = yield* Effect.forkChild(
+        Effect.gen(function* () {
+          const after = []
+          for (let i = 0; i < 200; i++) {
+            after.push(yield* redis.submit(["INCR", key]))
+            submitted++
+          }
+          return yield* Effect.forEach(after, (future) => future.await)
+        })
+      )
+      // Either the first of them waits in the lane, or (were keys moved without a drain) all of
+      // them went out on connection 1: then make sure they reached the server before the release.
+      yield* eventually(() => elastic.stats().held > 0 || submitted === 200)
+      yield* redis.execute(["PING"])
+      assert.strictEqual(submitted, 0)
+      proxy.release(2)
+      const first = yield* Effect.forEach(before, (future) => future.await)
+      const second = yield* Fiber.join(later)
+      yield* Fiber.join(retire)
+      assert.deepStrictEqual(
+        [...first, ...second],
+        Array.from({ length: 400 }, (_, i) => i + 1)
+      )
+      const stats = elastic.stats()
+      assert.strictEqual(stats.active, 1)
+      assert.strictEqual(stats.retired, 1)
+      assert.isAtLeast(stats.held, 1)
+      assert.strictEqual(text(yield* redis.execute(["GET", key])), "400")
+    })
+  )
+})
