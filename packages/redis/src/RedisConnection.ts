@@ -454,13 +454,16 @@ const overlay = (defaults: LayerOptions, options: LayerOptions, strategy: Strate
  * options left undefined, and only those that apply to the chosen strategy: a library on
  * top (like the graph client) states its defaults once, e.g.
  * `{ connections: 8, routing: "spread" }`, and they are dropped for a single or pooled client.
+ * `adjust` patches the validated options of every data connection (`RedisClientCache` adds
+ * its `CLIENT TRACKING` hooks with it).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(function* (
   options: LayerOptions,
-  defaults: LayerOptions = {}
+  defaults: LayerOptions = {},
+  adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions = (resolved) => resolved
 ) {
   const strategy = options.strategy ?? defaults.strategy ?? "multiplexed"
   if (strategy !== "single" && strategy !== "pooled" && strategy !== "multiplexed") {
@@ -509,11 +512,11 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
     for (const entry of merged.cluster.nodes) seeds.push(yield* parseAddress("cluster.nodes", entry, 6379))
     const { cluster: _cluster, url: _url, ...nodeOptions } = merged
     return yield* Cluster.makeCluster(seeds, (address) =>
-      buildStrategy(strategy, { ...nodeOptions, host: address.host, port: address.port })
+      buildStrategy(strategy, { ...nodeOptions, host: address.host, port: address.port }, adjust)
     )
   }
   if (merged.sentinel !== undefined || merged.replicas !== undefined) {
-    return yield* makeReplicated(strategy, merged)
+    return yield* makeReplicated(strategy, merged, adjust)
   }
   if (preference !== undefined && preference !== "primary") {
     return yield* configError(
@@ -521,7 +524,7 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
       `readPreference "${preference}" needs replicas: configure a sentinel or list replicas`
     )
   }
-  return yield* buildStrategy(strategy, merged)
+  return yield* buildStrategy(strategy, merged, adjust)
 })
 
 const parseAddress = (
@@ -583,7 +586,11 @@ const parseSentinelUrl = (url: string) =>
   })
 
 /** A client over a primary (fixed, or found by the sentinels) and its replicas, with the read router. */
-const makeReplicated = Effect.fnUntraced(function* (strategy: Strategy, options: LayerOptions) {
+const makeReplicated = Effect.fnUntraced(function* (
+  strategy: Strategy,
+  options: LayerOptions,
+  adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions
+) {
   const base = yield* RedisOptions.resolve(options)
   const configured: Array<Sentinel.HostPort> = []
   for (const replica of options.replicas ?? []) configured.push(yield* parseAddress("replicas", replica, 6379))
@@ -629,18 +636,18 @@ const makeReplicated = Effect.fnUntraced(function* (strategy: Strategy, options:
     target = `sentinel:${config.name}/${base.database}`
     const primaryTarget = target
     primary = yield* buildStrategy(strategy, options, (resolved) => ({
-      ...resolved,
+      ...adjust(resolved),
       target: primaryTarget,
       locator: topology.primary
     }))
     replicaLocator = configured.length > 0 ? Sentinel.staticReplicas(configured) : topology.replica
   } else {
-    primary = yield* buildStrategy(strategy, options)
+    primary = yield* buildStrategy(strategy, options, adjust)
     replicaLocator = Sentinel.staticReplicas(configured)
   }
   const replicaTarget = `${target} (replica)`
   const buildReplica = buildStrategy(strategy, options, (resolved) => ({
-    ...resolved,
+    ...adjust(resolved),
     target: replicaTarget,
     locator: replicaLocator
   }))

@@ -5,6 +5,8 @@
  *
  * @since 0.1.0
  */
+import type { Command } from "@effect-falkordb/resp/Encoder"
+import type { PushReply } from "@effect-falkordb/resp/Reply"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -153,6 +155,29 @@ export interface ResolvedOptions {
    * `address`, and told of every engine so a failover can move them all.
    */
   readonly locator?: Locator | undefined
+  /**
+   * Set by `RedisClientCache`: extra handshake commands (`CLIENT TRACKING …`) and what to do
+   * with the connection's RESP3 pushes and losses. Exclusive connections run without them.
+   */
+  readonly hooks?: ConnectionHooks | undefined
+}
+
+/**
+ * What a layer on top of the engines (client-side caching) adds to every data connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectionHooks {
+  /** Sent on every (re)connect after AUTH/HELLO/SELECT/CLIENT SETNAME and before the readiness PING. */
+  readonly handshake: ReadonlyArray<Command>
+  /** A RESP3 push frame arrived (called synchronously from the socket's data callback; must not block). */
+  readonly onPush: (push: PushReply) => void
+  /**
+   * The connection was installed (`"connected"`, `reconnect` true after a loss) or lost
+   * (`"lost"`: what the server was to push on it will never arrive).
+   */
+  readonly onConnection: (event: "connected" | "lost", reconnect: boolean) => void
 }
 
 /**

@@ -10,6 +10,8 @@ export * as CommandKeys from "./CommandKeys.ts"
 /** @since 0.1.0 */
 export * as PersistenceRedis from "./PersistenceRedis.ts"
 /** @since 0.1.0 */
+export * as RedisClientCache from "./RedisClientCache.ts"
+/** @since 0.1.0 */
 export * as RedisConnection from "./RedisConnection.ts"
 /** @since 0.1.0 */
 export * as RedisPubSub from "./RedisPubSub.ts"

@@ -237,7 +237,11 @@ const onExclusiveEngine =
   <A, E, R>(
     use: (engine: Engine) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>> =>
-    Effect.scoped(Effect.flatMap(makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }), use))
+    // No client-cache hooks: nothing read on it is cached, and its comings and goings must
+    // not flush the cache.
+    Effect.scoped(
+      Effect.flatMap(makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY, hooks: undefined }), use)
+    )
 
 /** `withExclusive`: a connection of the caller's own for the scope of `use`. */
 const withExclusive =

@@ -242,8 +242,12 @@ class Connection {
 
   private onReply(reply: Reply): void {
     if (this.dead) return
-    // RESP3 out-of-band pushes (invalidation, pub/sub) never match a request.
-    if (reply instanceof PushReply) return
+    // RESP3 out-of-band pushes (invalidation, pub/sub) never match a request; a client
+    // cache reads its invalidations here.
+    if (reply instanceof PushReply) {
+      this.engine.options.hooks?.onPush(reply)
+      return
+    }
     const request = this.inflight.peek()
     if (request === undefined) {
       this.fatal(
@@ -424,6 +428,8 @@ export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
   }
   if (options.database !== 0) commands.push(["SELECT", options.database])
   if (options.clientName !== undefined) commands.push(["CLIENT", "SETNAME", options.clientName])
+  // A client cache's CLIENT TRACKING: on every (re)connect, before any user command.
+  if (options.hooks !== undefined) for (const command of options.hooks.handshake) commands.push(command)
   // The readiness probe, last: a server loading its dataset answers it with -LOADING (and
   // a peer that is not Redis, or expects TLS, is caught here).
   commands.push(["PING"])
@@ -483,6 +489,7 @@ export class Engine {
     if (this.connection !== connection) return
     this.connection = undefined
     this.ready = Deferred.makeUnsafe()
+    this.options.hooks?.onConnection("lost", false)
   }
 
   /** True when the connection owes its next reply to a caller who timed out. */
@@ -1047,6 +1054,7 @@ export class Engine {
   install(connection: Connection): void {
     this.connects++
     this.connection = connection
+    this.options.hooks?.onConnection("connected", this.connects > 1)
     this.lastError = undefined
     this.clearOfflineTimer()
     Deferred.doneUnsafe(this.ready, Exit.void)
