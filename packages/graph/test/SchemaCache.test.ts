@@ -1,8 +1,10 @@
+import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import { GraphSchema, procedureText } from "../src/internal/SchemaCache.ts"
@@ -220,6 +222,38 @@ describe("SchemaCache", () => {
       assert.strictEqual(db.graph("g").schema.version, 222)
     }).pipe(Effect.provide(FalkorDB.layerFromRedisWith({ schemaVersionCheck: true })), Effect.provide(conn.layer))
   })
+
+  it.effect(
+    "a changed primary (failover, slot moved) re-validates the cache once before its replies are decoded",
+    () => {
+      // The old primary named label 0 "Person"; the new one lost that write (asynchronous
+      // replication) and a later write made label 0 "Robot".
+      let labels = ["Person"]
+      let epoch = 0
+      const conn = scripted((cmd) => {
+        if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", labels))
+        if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["age"]))
+        return Effect.succeed(nodeReply([0]))
+      })
+      const service = { ...conn.service, info: { ...conn.service.info, primaryEpoch: () => epoch } }
+      return Effect.gen(function* () {
+        const db = yield* FalkorDB.FalkorDB
+        const g = db.graph("g")
+        assert.deepStrictEqual(((yield* g.roQuery("q")).rows[0]!.get("n") as Node).labels, ["Person"])
+        // Same primary: no re-read.
+        assert.deepStrictEqual(((yield* g.roQuery("q")).rows[0]!.get("n") as Node).labels, ["Person"])
+        assert.strictEqual(g.schema.refreshes.labels, 1)
+        epoch = 1
+        labels = ["Robot"]
+        const results = yield* Effect.forEach(Array.from({ length: 5 }), () => g.roQuery("q"), {
+          concurrency: "unbounded"
+        })
+        for (const r of results) assert.deepStrictEqual((r.rows[0]!.get("n") as Node).labels, ["Robot"])
+        assert.strictEqual(g.schema.refreshes.labels, 2, "one re-read for five replies")
+        assert.strictEqual(g.schema.replacements, 1)
+      }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(Layer.succeed(RedisConnection, service)))
+    }
+  )
 
   it("a full list that disagrees with the cached prefix marks the graph replaced and drops every kind", () => {
     const schema = new GraphSchema("g", () => Effect.die("not fetched"), Scope.makeUnsafe())

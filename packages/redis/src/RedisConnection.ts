@@ -132,6 +132,13 @@ export interface ConnectionInfo {
   readonly target: string
   /** RESP protocol version negotiated with HELLO (2 when HELLO was not sent). */
   readonly protocol: 2 | 3
+  /**
+   * For clients whose primary can change (Sentinel, Cluster): a counter bumped each time the
+   * primary serving `key` (any key when omitted) changed — a failover, a slot moved to
+   * another node. Caches of server state (the graph schema cache) re-validate when it moves:
+   * the new primary may lack writes the old one acknowledged. Absent for a fixed server.
+   */
+  readonly primaryEpoch?: ((key?: string) => number) | undefined
 }
 
 /**
@@ -499,10 +506,10 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
     merged = { ...parsed.data, ...rest, sentinel: { ...parsed.sentinel, ...merged.sentinel } }
   }
   if (merged.cluster !== undefined) {
-    if (merged.sentinel !== undefined || merged.replicas !== undefined || (preference ?? "primary") !== "primary") {
+    if (merged.sentinel !== undefined || merged.replicas !== undefined) {
       return yield* configError(
         "cluster",
-        "a cluster client reads from primaries only for now; drop sentinel, replicas and readPreference"
+        "a cluster names its own replicas (CLUSTER SHARDS); drop sentinel and replicas"
       )
     }
     if (!Array.isArray(merged.cluster.nodes) || merged.cluster.nodes.length === 0) {
@@ -511,9 +518,14 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
     const seeds: Array<Sentinel.HostPort> = []
     for (const entry of merged.cluster.nodes) seeds.push(yield* parseAddress("cluster.nodes", entry, 6379))
     const { cluster: _cluster, url: _url, ...nodeOptions } = merged
-    return yield* Cluster.makeCluster(seeds, (address) =>
-      buildStrategy(strategy, { ...nodeOptions, host: address.host, port: address.port }, adjust)
-    )
+    return yield* Cluster.makeCluster({
+      seeds,
+      readPreference: preference ?? "primary",
+      connect: (address, replica) =>
+        buildStrategy(strategy, { ...nodeOptions, host: address.host, port: address.port }, (resolved) =>
+          replica === undefined ? adjust(resolved) : { ...adjust(resolved), locator: replica, replicaReads: true }
+        )
+    })
   }
   if (merged.sentinel !== undefined || merged.replicas !== undefined) {
     return yield* makeReplicated(strategy, merged, adjust)
@@ -601,6 +613,7 @@ const makeReplicated = Effect.fnUntraced(function* (
   let primary: RedisConnection["Service"]
   let replicaLocator: RedisOptions.Locator & { readonly anyOnline: () => boolean }
   let target = base.target
+  let primaryEpoch: (() => number) | undefined
   if (config !== undefined) {
     if (options.host !== undefined || options.port !== undefined || options.path !== undefined) {
       return yield* configError(
@@ -641,6 +654,7 @@ const makeReplicated = Effect.fnUntraced(function* (
       locator: topology.primary
     }))
     replicaLocator = configured.length > 0 ? Sentinel.staticReplicas(configured) : topology.replica
+    primaryEpoch = topology.epoch
   } else {
     primary = yield* buildStrategy(strategy, options, adjust)
     replicaLocator = Sentinel.staticReplicas(configured)
@@ -652,7 +666,7 @@ const makeReplicated = Effect.fnUntraced(function* (
     locator: replicaLocator
   }))
   return yield* Sentinel.makeReadRouter(
-    { ...primary, info: { ...primary.info, target } },
+    { ...primary, info: { ...primary.info, target, primaryEpoch } },
     buildReplica,
     replicaLocator.anyOnline,
     options.readPreference ?? "primary"
@@ -660,15 +674,18 @@ const makeReplicated = Effect.fnUntraced(function* (
 })
 
 /**
- * A Redis Cluster client: the slot map comes from `CLUSTER SLOTS` (asked of the seed nodes,
- * then of the known nodes), each primary gets a client of the chosen strategy, and every
- * command goes to the node of the hash slot of its keys (`GRAPH.*` by the graph name; hash
- * tags `{…}` honoured). A command whose keys span slots fails with reason `CrossSlot` before
- * anything is sent. `MOVED` refreshes the map and sends the command once more to the new
- * owner (it did not run); `ASK` sends it once to the importing node after `ASKING`. A lost
+ * A Redis Cluster client: the slot map comes from `CLUSTER SHARDS` (`CLUSTER SLOTS` on servers
+ * before 7.0; asked of the seed nodes, then of the known nodes), each node gets a client of the
+ * chosen strategy, and every command goes to the node of the hash slot of its keys (`GRAPH.*`
+ * by the graph name; hash tags `{…}` honoured). A command whose keys span slots fails with
+ * reason `CrossSlot` before anything is sent. `MOVED` updates the slot at once and sends the
+ * command once more to the new owner (it did not run); one map refresh runs for any number of
+ * concurrent redirections. `ASK` sends it once to the importing node after `ASKING`. A lost
  * node refreshes the map; a command never sent goes to the new owner, a written one is never
- * re-sent. Pipelines are split per node and their replies put back in order. Keyless
- * commands go to one node (no fan-out yet).
+ * re-sent. Pipelines are split per node and their replies put back in order. `GRAPH.LIST` is
+ * asked of every primary; other keyless commands go to one node. With `readPreference`
+ * `"replica"` / `"preferReplica"`, read-only commands go to a replica of their slot (its
+ * connections send `READONLY`); writes always go to the primary.
  *
  * @example
  * ```ts

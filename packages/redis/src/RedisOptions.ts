@@ -160,6 +160,8 @@ export interface ResolvedOptions {
    * with the connection's RESP3 pushes and losses. Exclusive connections run without them.
    */
   readonly hooks?: ConnectionHooks | undefined
+  /** Set by the Cluster layer on replica read clients: `READONLY` in the handshake. */
+  readonly replicaReads?: boolean | undefined
 }
 
 /**

@@ -3,7 +3,7 @@
  * (`--cluster-enabled yes`, `redis-cli --cluster create … --cluster-replicas 1`).
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
-import { ErrorReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
+import { ErrorReply, MapReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -11,7 +11,11 @@ import * as Fiber from "effect/Fiber"
 import * as ChildProcess from "node:child_process"
 import * as CommandKeys from "../src/CommandKeys.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
+import { hashSlot } from "../src/internal/HashSlot.ts"
+import * as ClusterInternal from "../src/internal/Cluster.ts"
 import type { RedisError } from "../src/RedisError.ts"
+import * as FakeServer from "./fixtures/FakeServer.ts"
+import * as Ledger from "./fixtures/Ledger.ts"
 
 const text = (reply: Reply): string => replyToString(reply) ?? String(reply)
 
@@ -49,6 +53,10 @@ const cluster = Effect.gen(function* () {
         "--cluster-node-timeout",
         "1000",
         "--cluster-replica-validity-factor",
+        "0",
+        // A replica's first sync waits 5 s for others to join by default: until then it holds
+        // nothing, and a failover would lose everything (seen as "the promoted replica holds nothing").
+        "--repl-diskless-sync-delay",
         "0"
       ]
     })
@@ -72,10 +80,123 @@ const cluster = Effect.gen(function* () {
       return true
     })
   )
+  yield* eventually(
+    "every replica to finish its first sync",
+    Effect.gen(function* () {
+      let synced = 0
+      for (const admin of admins) {
+        const info = text(yield* admin.execute(["INFO", "replication"]))
+        if (info.includes("role:slave") && info.includes("master_link_status:up")) synced++
+      }
+      return synced === 3
+    })
+  )
   return { servers, admins }
 })
 
+/** `INFO` fields of one server, as numbers: `cmdstat_get.calls`, `total_error_replies` … */
+const stats = (admin: RedisConnection.RedisConnection["Service"]) =>
+  Effect.map(admin.execute(["INFO", "all"]), (reply) => {
+    const out = new Map<string, number>()
+    for (const line of text(reply).split(/\r?\n/)) {
+      const colon = line.indexOf(":")
+      if (colon < 0) continue
+      const name = line.slice(0, colon)
+      const value = line.slice(colon + 1)
+      if (/^-?\d+$/.test(value)) out.set(name, Number(value))
+      for (const part of value.split(",")) {
+        const [field, number] = part.split("=")
+        if (field !== undefined && number !== undefined && /^\d+$/.test(number))
+          out.set(`${name}.${field}`, Number(number))
+      }
+    }
+    return out
+  })
+
+const bulk = (value: string) => `$${Buffer.byteLength(value)}\r\n${value}\r\n`
+
 describe("cluster", { timeout: 120_000 }, () => {
+  it("slot map: CLUSTER SHARDS read in RESP2 and RESP3 form; failed primaries and replicas not online left out", () => {
+    const asked = { host: "10.0.0.9", port: 7000 }
+    const node = (fields: Record<string, string | number>): ReadonlyArray<Reply> =>
+      Object.entries(fields).flatMap(([k, v]) => [k, v])
+    const shards: Reply = [
+      [
+        "slots",
+        [0, 99, 200, 299],
+        "nodes",
+        [
+          node({ id: "a", port: 7001, ip: "10.0.0.1", endpoint: "10.0.0.1", role: "master", health: "fail" }),
+          node({ id: "b", port: 7002, ip: "10.0.0.2", endpoint: "10.0.0.2", role: "master", health: "online" }),
+          node({ id: "c", port: 7003, ip: "10.0.0.3", endpoint: "10.0.0.3", role: "replica", health: "online" }),
+          node({ id: "d", port: 7004, ip: "10.0.0.4", endpoint: "10.0.0.4", role: "replica", health: "loading" })
+        ]
+      ],
+      // RESP3: maps; a node that never met another has an empty address: the node asked.
+      new MapReply([
+        "slots",
+        [100, 199],
+        "nodes",
+        [new MapReply(node({ id: "e", port: 7005, ip: "", endpoint: "", role: "master", health: "online" }))]
+      ]),
+      // A shard without slots (a node being added) serves nothing.
+      ["slots", [], "nodes", [node({ id: "f", port: 7006, ip: "10.0.0.6", role: "master", health: "online" })]]
+    ]
+    const map = ClusterInternal.parseShards(shards, asked)
+    if (typeof map === "string") return assert.fail(map)
+    assert.deepStrictEqual(map[0], {
+      primary: { host: "10.0.0.2", port: 7002 },
+      replicas: [{ host: "10.0.0.3", port: 7003 }]
+    })
+    assert.strictEqual(map[299], map[0])
+    assert.deepStrictEqual(map[150], { primary: { host: "10.0.0.9", port: 7005 }, replicas: [] })
+    assert.isUndefined(map[300])
+    assert.isString(ClusterInternal.parseShards("OK", asked))
+    // CLUSTER SLOTS: primary first, then replicas.
+    const slots = ClusterInternal.parseSlots(
+      [
+        [0, 8191, ["10.0.0.1", 7001, "a"], ["10.0.0.2", 7002, "b"]],
+        [8192, 16383, ["", 7003, "c"]]
+      ],
+      asked
+    )
+    if (typeof slots === "string") return assert.fail(slots)
+    assert.deepStrictEqual(slots[8191], {
+      primary: { host: "10.0.0.1", port: 7001 },
+      replicas: [{ host: "10.0.0.2", port: 7002 }]
+    })
+    assert.deepStrictEqual(slots[16383], { primary: { host: "10.0.0.9", port: 7003 }, replicas: [] })
+  })
+
+  it.live("a node that does not know CLUSTER SHARDS (before Redis 7): the map comes from CLUSTER SLOTS", () =>
+    Effect.gen(function* () {
+      // A scripted seed that refuses SHARDS and names a real server as the owner of every slot.
+      const owner = yield* Embedded.make()
+      const asked = { shards: 0, slots: 0 }
+      const seed = yield* FakeServer.make((command) => {
+        const name = command.join(" ").toUpperCase()
+        if (name === "PING") return "+PONG\r\n"
+        if (name === "CLUSTER SHARDS") {
+          asked.shards++
+          return "-ERR unknown subcommand 'SHARDS'. Try CLUSTER HELP.\r\n"
+        }
+        if (name === "CLUSTER SLOTS") {
+          asked.slots++
+          return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n${bulk("127.0.0.1")}:${owner.port}\r\n`
+        }
+        return "-ERR the scripted seed serves no data\r\n"
+      })
+      const redis = yield* RedisConnection.makeFromOptions({
+        strategy: "single",
+        cluster: { nodes: [`127.0.0.1:${seed.port}`] }
+      })
+      assert.deepStrictEqual(asked, { shards: 1, slots: 1 })
+      assert.strictEqual(yield* redis.execute(["SET", "fallback", "1"]), "OK")
+      const direct = yield* RedisConnection.makeSingle({ port: owner.port })
+      assert.strictEqual(text(yield* direct.execute(["GET", "fallback"])), "1")
+    })
+  )
+
   it.live(
     "keys over all slots through every strategy; pipelines across nodes; cross-slot refused; GRAPH.* by name",
     () =>
@@ -191,35 +312,233 @@ describe("cluster", { timeout: 120_000 }, () => {
           `cluster: slot ${slot} moved from :${sourcePort} to :${targetPort} under load; ${reads} reads, all correct`
         )
 
-        // --- a primary killed: its replica is promoted and the client follows the new owner.
-        const victim = servers.find((s) => s.port === targetPort)!
-        yield* victim.kill
-        const ownerOf = Effect.gen(function* () {
-          const alive = adminOf(sourcePort)
-          const map = (yield* alive.execute(["CLUSTER", "SLOTS"])) as ReadonlyArray<ReadonlyArray<Reply>>
-          const owner = map.find((r) => Number(r[0]) <= slot && slot <= Number(r[1]))
-          return owner === undefined ? undefined : Number((owner[2] as ReadonlyArray<Reply>)[1])
+        const portOf = (address: Reply) => Number((address as ReadonlyArray<Reply>)[1])
+        const slotMap = Effect.map(
+          adminOf(sourcePort).execute(["CLUSTER", "SLOTS"]),
+          (reply) => reply as ReadonlyArray<ReadonlyArray<Reply>>
+        )
+        const ownerOf = (wanted: number, map: ReadonlyArray<ReadonlyArray<Reply>>) => {
+          const range = map.find((r) => Number(r[0]) <= wanted && wanted <= Number(r[1]))
+          return range === undefined ? undefined : { primary: portOf(range[2]!), replicas: range.slice(3).map(portOf) }
+        }
+        const primaries = [...new Set((yield* slotMap).map((r) => portOf(r[2]!)))]
+        const replicaPorts = servers.map((s) => s.port).filter((p) => !primaries.includes(p))
+        const sumOf = (ports: ReadonlyArray<number>, field: string) =>
+          Effect.map(
+            Effect.forEach(ports, (port) => stats(adminOf(port))),
+            (all) => all.reduce((total, m) => total + (m.get(field) ?? 0), 0)
+          )
+
+        // --- many MOVED at once: one map refresh (CLUSTER SHARDS) for all of them
+        const storm = yield* RedisConnection.makeFromOptions({
+          strategy: "multiplexed",
+          connections: 2,
+          routing: "spread",
+          cluster: { nodes: [seed] }
         })
+        // Two empty slots of one primary, found by hash tag, handed to another primary.
+        const tags: Array<string> = []
+        const from = primaries[0]!
+        const to = primaries[1]!
+        const before = yield* slotMap
+        for (let i = 0; tags.length < 2; i++) {
+          const tag = `{storm${i}}`
+          const tagSlot = hashSlot(tag)
+          if (
+            ownerOf(tagSlot, before)?.primary === from &&
+            !tags.some((t) => hashSlot(t) === tagSlot) &&
+            tagSlot !== hashSlot("{ledger}")
+          ) {
+            tags.push(tag)
+          }
+        }
+        assert.isNull(yield* storm.execute(["GET", `${tags[0]}warm`]))
+        const toId = yield* idOf(to)
+        const fromId = yield* idOf(from)
+        for (const tag of tags) {
+          // The documented order: the importing node claims the slot with a new epoch first, so
+          // gossip from the old owner cannot take it back.
+          yield* adminOf(to).execute(["CLUSTER", "SETSLOT", hashSlot(tag), "IMPORTING", fromId])
+          yield* adminOf(from).execute(["CLUSTER", "SETSLOT", hashSlot(tag), "MIGRATING", toId])
+          for (const port of [to, from, ...primaries.filter((p) => p !== to && p !== from)]) {
+            yield* adminOf(port).execute(["CLUSTER", "SETSLOT", hashSlot(tag), "NODE", toId])
+          }
+        }
+        const shardsBefore = yield* sumOf(
+          servers.map((s) => s.port),
+          "cmdstat_cluster|shards.calls"
+        )
+        const stormReplies = yield* Effect.forEach(
+          Array.from({ length: 64 }, (_, i) => i),
+          (i) => storm.execute(["GET", `${tags[i % 2]}k${i}`]),
+          { concurrency: "unbounded" }
+        )
+        const shardsAfter = yield* sumOf(
+          servers.map((s) => s.port),
+          "cmdstat_cluster|shards.calls"
+        )
+        assert.deepStrictEqual(
+          stormReplies,
+          Array.from({ length: 64 }, () => null)
+        )
+        assert.strictEqual(shardsAfter - shardsBefore, 1, "64 redirections, one CLUSTER SHARDS")
+        // The moved slots' primary changed; the others' did not.
+        assert.strictEqual(storm.info.primaryEpoch!(`${tags[0]}x`), 1)
+        assert.strictEqual(storm.info.primaryEpoch!("{ledger}"), 0)
+        console.log(`cluster: 64 commands redirected (MOVED) at once, ${shardsAfter - shardsBefore} map refresh`)
+
+        // --- reads from replicas (READONLY in their handshake); writes on primaries
+        const readers = yield* RedisConnection.makeFromOptions({
+          strategy: "multiplexed",
+          connections: 2,
+          routing: "spread",
+          readPreference: "replica",
+          cluster: { nodes: [seed] }
+        })
+        const errorsBefore = yield* sumOf(replicaPorts, "total_error_replies")
+        const setsBefore = yield* sumOf(primaries, "cmdstat_set.calls")
+        yield* Effect.forEach(
+          Array.from({ length: 60 }, (_, i) => i),
+          (i) => readers.execute(["SET", `replica:${i}`, String(i)]),
+          { concurrency: 16 }
+        )
+        assert.strictEqual((yield* sumOf(primaries, "cmdstat_set.calls")) - setsBefore, 60, "writes run on primaries")
+        assert.strictEqual(yield* sumOf(replicaPorts, "total_error_replies"), errorsBefore, "no write tried a replica")
+        yield* eventually(
+          "the writes to reach the replicas",
+          Effect.map(readers.execute(["GET", "replica:59"]), (v) => v !== null && text(v) === "59")
+        )
+        yield* eventually(
+          "every write on the replicas",
+          Effect.map(
+            Effect.forEach(
+              Array.from({ length: 60 }, (_, i) => i),
+              (i) => readers.execute(["GET", `replica:${i}`])
+            ),
+            (values) => values.every((v, i) => v !== null && text(v) === String(i))
+          )
+        )
+        const getsOn = Effect.all([sumOf(primaries, "cmdstat_get.calls"), sumOf(replicaPorts, "cmdstat_get.calls")])
+        const [primaryGets, replicaGets] = yield* getsOn
+        const values = yield* Effect.forEach(
+          Array.from({ length: 60 }, (_, i) => i),
+          (i) => readers.execute(["GET", `replica:${i}`]),
+          { concurrency: 16 }
+        )
+        assert.deepStrictEqual(
+          values.map(text),
+          Array.from({ length: 60 }, (_, i) => String(i))
+        )
+        const pipelined = yield* readers.pipeline(Array.from({ length: 20 }, (_, i) => ["GET", `replica:${i}`]))
+        assert.deepStrictEqual(
+          pipelined.map(text),
+          Array.from({ length: 20 }, (_, i) => String(i))
+        )
+        // Per call: this read asks for the primary.
+        assert.strictEqual(text(yield* readers.execute(["GET", "replica:0"], { readPreference: "primary" })), "0")
+        const [primaryGetsAfter, replicaGetsAfter] = yield* getsOn
+        assert.deepStrictEqual(
+          [primaryGetsAfter - primaryGets, replicaGetsAfter - replicaGets],
+          [1, 80],
+          "reads on replicas (one asked for the primary)"
+        )
+        console.log(`cluster: 80 reads served by replicas :${replicaPorts.join(", :")}, 60 writes by primaries`)
+
+        // --- a primary killed under a burst of writes: its replica is promoted, the ledger holds
+        const ledgerSlot = hashSlot("{ledger}")
+        const victimPort = ownerOf(ledgerSlot, yield* slotMap)!.primary
+        const victim = servers.find((s) => s.port === victimPort)!
+        const writers = {
+          plain: yield* RedisConnection.makeFromOptions({
+            strategy: "multiplexed",
+            connections: 2,
+            routing: "spread",
+            commandTimeout: "2 seconds",
+            cluster: { nodes: [seed] }
+          }),
+          // The control: each transaction followed by WAIT 1 on its connection.
+          waiting: yield* RedisConnection.makeFromOptions({
+            strategy: "pooled",
+            size: 8,
+            commandTimeout: "2 seconds",
+            cluster: { nodes: [seed] }
+          })
+        }
+        const prefer = yield* RedisConnection.makeFromOptions({
+          strategy: "single",
+          readPreference: "preferReplica",
+          cluster: { nodes: [seed] }
+        })
+        let stopped = false
+        let phase = 0
+        const running = yield* Effect.forkChild(
+          Effect.all(
+            [
+              Ledger.burst(
+                writers.plain,
+                { counter: "{ledger}plain", ids: "{ledger}plain:ids" },
+                8,
+                () => stopped,
+                () => phase
+              ),
+              Ledger.burst(
+                writers.waiting,
+                { counter: "{ledger}waiting", ids: "{ledger}waiting:ids" },
+                8,
+                () => stopped,
+                () => phase,
+                { replicas: 1, millis: 100 }
+              )
+            ],
+            { concurrency: "unbounded" }
+          ),
+          { startImmediately: true }
+        )
+        yield* Effect.sleep(300)
+        phase = 1
+        yield* victim.kill
         yield* eventually(
           "a replica to be promoted",
-          Effect.map(ownerOf, (port) => port !== undefined && port !== targetPort),
+          Effect.map(slotMap, (map) => {
+            const owner = ownerOf(ledgerSlot, map)?.primary
+            return owner !== undefined && owner !== victimPort
+          }),
           600
         )
-        const promoted = (yield* ownerOf)!
-        // What the promoted replica holds of the last write before the kill (asynchronous replication).
-        const held = yield* adminOf(promoted).execute(["GET", key])
-        console.log(
-          `cluster: before the kill "${key}" was "after"; the promoted replica holds ${held === null ? "nothing" : `"${text(held)}"`}`
-        )
-        // Writes through the client land on the promoted node.
-        yield* eventually(
-          "the client to write to the promoted node",
-          Effect.map(redis.execute(["SET", key, "promoted"], { timeout: 500 }), (reply) => text(reply) === "OK"),
-          600
-        )
-        assert.strictEqual(text(yield* adminOf(promoted).execute(["GET", key])), "promoted")
-        assert.strictEqual(text(yield* redis.execute(["GET", key])), "promoted")
-        console.log(`cluster: primary :${targetPort} killed, replica :${promoted} promoted, the client writes there`)
+        const promoted = ownerOf(ledgerSlot, yield* slotMap)!.primary
+        // Writes through the clients land on the promoted node.
+        for (const client of Object.values(writers)) {
+          yield* eventually(
+            "the client to write to the promoted node",
+            Effect.map(client.execute(["SET", "{ledger}probe", "promoted"], { timeout: 500 }), (r) => text(r) === "OK"),
+            600
+          )
+        }
+        assert.strictEqual(text(yield* adminOf(promoted).execute(["GET", "{ledger}probe"])), "promoted")
+        yield* Effect.sleep(300)
+        stopped = true
+        const [plainWrites, waitingWrites] = yield* Fiber.join(running)
+        for (const [label, writes] of [
+          ["plain", plainWrites],
+          ["waiting", waitingWrites]
+        ] as const) {
+          const value = yield* adminOf(promoted).execute(["GET", `{ledger}${label}`])
+          const held = Ledger.members(yield* adminOf(promoted).execute(["SMEMBERS", `{ledger}${label}:ids`]), text)
+          Ledger.check(`cluster ${label}`, writes, value === null ? 0 : Number(text(value)), held, 2)
+        }
+        console.log(`cluster: primary :${victimPort} killed, replica :${promoted} promoted, the clients write there`)
+
+        // The promoted primary has no replica: preferReplica reads from it, "replica" says none is there.
+        assert.strictEqual(text(yield* prefer.execute(["GET", "{ledger}probe"])), "promoted")
+        const replicaOnly = yield* RedisConnection.makeFromOptions({
+          strategy: "single",
+          readPreference: "replica",
+          // The first seed is dead: the next one answers.
+          cluster: { nodes: [victimPort, promoted].map((port) => `127.0.0.1:${port}`) }
+        })
+        const none = failureOf(yield* Effect.exit(replicaOnly.execute(["GET", "{ledger}probe"])))
+        assert.strictEqual(none.reason._tag, "Offline")
+        assert.include(none.message, `slot ${ledgerSlot}`)
       })
   )
 })

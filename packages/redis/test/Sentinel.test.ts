@@ -13,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import type { RedisError } from "../src/RedisError.ts"
+import * as Ledger from "./fixtures/Ledger.ts"
 
 type Service = RedisConnection.RedisConnection["Service"]
 
@@ -115,97 +116,6 @@ const failureOf = (exit: Exit.Exit<unknown, RedisError>): RedisError => {
   const reason = exit.cause.reasons[0]
   if (reason?._tag !== "Fail") throw new Error(`a typed failure, not ${reason?._tag}`)
   return reason.error
-}
-
-/** One write of the burst: an id and its amount, and what became of it. */
-interface Write {
-  readonly id: string
-  readonly amount: number
-  /** 0: before SENTINEL FAILOVER, 1: from it to the kill -9, 2: after the kill. */
-  readonly phase: number
-  outcome: "ack" | "unknown" | "notSent" | "refused"
-}
-
-/**
- * Writes `MULTI; INCRBY counter amount; SADD ids id; EXEC` from `fibers` fibers until `stop`:
- * the set says exactly which writes the final primary holds, so the ledger can name the
- * writes lost by asynchronous replication instead of guessing.
- */
-const burst = (redis: Service, label: string, fibers: number, stop: () => boolean, phase: () => number) =>
-  Effect.gen(function* () {
-    const writes: Array<Write> = []
-    yield* Effect.forEach(
-      Array.from({ length: fibers }, (_, f) => f),
-      (f) =>
-        Effect.gen(function* () {
-          for (let i = 0; !stop(); i++) {
-            const write: Write = {
-              id: `${f}-${i}`,
-              amount: 1 + ((f + i) % 9),
-              phase: phase(),
-              outcome: "notSent"
-            }
-            writes.push(write)
-            const exit = yield* Effect.exit(
-              redis.pipeline([
-                ["MULTI"],
-                ["INCRBY", `ledger:${label}`, write.amount],
-                ["SADD", `ids:${label}`, write.id],
-                ["EXEC"]
-              ])
-            )
-            if (Exit.isSuccess(exit)) {
-              // EXEC answers an array when the transaction ran; an error (EXECABORT after a
-              // -READONLY or -LOADING while queueing) means it did not run.
-              write.outcome = Array.isArray(exit.value[3]) ? "ack" : "refused"
-            } else {
-              write.outcome = failureOf(exit).written ? "unknown" : "notSent"
-            }
-            yield* Effect.sleep(5)
-          }
-        }),
-      { concurrency: "unbounded" }
-    )
-    return writes
-  })
-
-/** Checks the ledger of one client against the final primary and prints its figures. */
-const ledger = (label: string, writes: ReadonlyArray<Write>, finalValue: number, held: ReadonlySet<string>) => {
-  const sum = (outcome: Write["outcome"]) =>
-    writes.filter((w) => w.outcome === outcome).reduce((total, w) => total + w.amount, 0)
-  const count = (outcome: Write["outcome"]) => writes.filter((w) => w.outcome === outcome).length
-  const acked = sum("ack")
-  const unknown = sum("unknown")
-  const lost = writes.filter((w) => w.outcome === "ack" && !held.has(w.id))
-  const lostSum = lost.reduce((total, w) => total + w.amount, 0)
-  const heldSum = writes.filter((w) => held.has(w.id)).reduce((total, w) => total + w.amount, 0)
-  const figures = {
-    calls: writes.length,
-    acked: count("ack"),
-    ackedSum: acked,
-    writtenUnknown: count("unknown"),
-    unknownSum: unknown,
-    notSent: count("notSent"),
-    refused: count("refused"),
-    final: finalValue,
-    lostByReplication: lost.length,
-    lostSum,
-    lostPerPhase: [0, 1, 2].map((p) => lost.filter((w) => w.phase === p).length)
-  }
-  console.log(`sentinel ledger ${label}: ${JSON.stringify(figures)}`)
-  // Every id on the final primary was acknowledged or written-unknown: nothing unsent ran.
-  const byId = new Map(writes.map((w) => [w.id, w]))
-  for (const id of held) {
-    const write = byId.get(id)
-    assert.isDefined(write, `${label}: ${id} was never issued`)
-    assert.include(["ack", "unknown"], write!.outcome, `${label}: ${id} ran but was reported ${write!.outcome}`)
-  }
-  // The counter is exactly the sum of the transactions held: none ran twice (never re-sent).
-  assert.strictEqual(finalValue, heldSum, `${label}: counter vs transactions held`)
-  assert.isAtMost(finalValue, acked + unknown, `${label}: final <= acked + written-unknown`)
-  assert.isAtLeast(finalValue, acked - lostSum, `${label}: final >= acked - lost by replication`)
-  assert.isAbove(count("ack"), 0, `${label}: some writes were acknowledged`)
-  return figures
 }
 
 describe("sentinel", { timeout: 120_000 }, () => {
@@ -364,9 +274,9 @@ describe("sentinel", { timeout: 120_000 }, () => {
           Effect.forEach(
             labels,
             (label) =>
-              burst(
+              Ledger.burst(
                 clients[label],
-                label,
+                { counter: `ledger:${label}`, ids: `ids:${label}` },
                 16,
                 () => stopped,
                 () => phase
@@ -390,6 +300,7 @@ describe("sentinel", { timeout: 120_000 }, () => {
         yield* Effect.sleep(500)
 
         // Failover 1: SENTINEL FAILOVER (the primary is healthy and demoted).
+        const epochBefore = clients.multiplexed.info.primaryEpoch?.()
         phase = 1
         yield* admin[0]!.execute(["SENTINEL", "FAILOVER", NAME])
         yield* eventually(
@@ -398,6 +309,8 @@ describe("sentinel", { timeout: 120_000 }, () => {
         )
         const second = yield* primaryPort
         yield* serving(second)
+        // The client says its primary changed (the graph schema cache re-validates on it).
+        assert.isAbove(clients.multiplexed.info.primaryEpoch!(), epochBefore ?? -1)
         // Sentinel converts the demoted primary into a replica a few seconds later; a kill -9
         // before that could promote it, and every write to the second primary would be lost.
         const settling = performance.now()
@@ -429,8 +342,12 @@ describe("sentinel", { timeout: 120_000 }, () => {
           const value = yield* final.execute(["GET", `ledger:${label}`])
           const members = yield* final.execute(["SMEMBERS", `ids:${label}`])
           assert.notInstanceOf(members, ErrorReply)
-          const held = new Set((members as ReadonlyArray<Reply>).map(text))
-          ledger(label, results[i]!, value === null ? 0 : Number(text(value)), held)
+          Ledger.check(
+            `sentinel ${label}`,
+            results[i]!,
+            value === null ? 0 : Number(text(value)),
+            Ledger.members(members, text)
+          )
         }
         console.log(`sentinel primaries: ${first} -> ${second} (SENTINEL FAILOVER) -> ${third} (kill -9)`)
       })

@@ -167,14 +167,18 @@ export const makeSender = (
   options: GraphOptions,
   refused: FalkorError | undefined
 ): Sender => {
-  const exec: Sender["exec"] = (command, readOnly, clientTimeout, serverTimeout, readPreference) =>
-    refused !== undefined
-      ? Effect.fail(refused)
-      : connection
-          .execute(command, { readOnly, timeout: clientTimeout ?? "Infinity", readPreference })
-          .pipe(
-            Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout }))
-          )
+  // Sentinel and cluster connections say when the graph's primary changed: the schema cache is
+  // re-validated before a reply from the new primary is decoded.
+  const primaryEpoch = connection.info.primaryEpoch
+  const followPrimary =
+    primaryEpoch === undefined ? undefined : Effect.suspend(() => schema.followPrimary(primaryEpoch(name)))
+  const exec: Sender["exec"] = (command, readOnly, clientTimeout, serverTimeout, readPreference) => {
+    if (refused !== undefined) return Effect.fail(refused)
+    const sent = connection
+      .execute(command, { readOnly, timeout: clientTimeout ?? "Infinity", readPreference })
+      .pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout })))
+    return followPrimary === undefined ? sent : Effect.tap(sent, () => followPrimary)
+  }
 
   const sendOnce: Sender["sendOnce"] = (command, query, parameters, queryOptions) =>
     Effect.gen(function* () {

@@ -12,6 +12,9 @@
  *   same refresh; a decoder whose miss happened after that refresh started waits for a
  *   newer one, so a refresh always post-dates the reply it resolves;
  * - an id still unknown after a refresh fails with `UnknownSchemaId`, never a placeholder;
+ * - re-validated (every cached kind re-read in full) when the connection's primary for the
+ *   graph changed (`ConnectionInfo.primaryEpoch`: a Sentinel failover, a cluster slot moved),
+ *   before the reply that revealed it is decoded;
  * - cleared by the client's own `delete()` and by `copy()` onto the name; with the
  *   `version` check on (see `Graph`), a mismatch re-reads the cached kinds in full, and
  *   names that disagree with the cache mark the graph as replaced and drop the cache, before
@@ -226,7 +229,43 @@ export class GraphSchema {
     })
   }
 
-  private rereadAll(version: number | bigint): Effect.Effect<boolean, FalkorError> {
+  /** The primary epoch (`ConnectionInfo.primaryEpoch`) the cached names are known to match. */
+  epoch: number | undefined = undefined
+  /** The re-validation after a primary change in flight, if any. */
+  private following: { readonly done: Deferred.Deferred<boolean, FalkorError> } | undefined = undefined
+
+  /**
+   * Re-validates the cache when the primary behind the connection changed (a failover, the
+   * graph's slot moved): the new primary may lack writes the old one acknowledged (replication
+   * is asynchronous), so an id may now name something else. Re-reads every cached kind in full
+   * (names that disagree drop the cache, as for a replaced graph). Concurrent callers share one
+   * re-read; nothing cached, nothing to read.
+   */
+  followPrimary(epoch: number): Effect.Effect<void, FalkorError> {
+    return Effect.suspend(() => {
+      if (this.epoch === epoch) return Effect.void
+      const current = this.following
+      if (current !== undefined) return Effect.flatMap(Deferred.await(current.done), () => this.followPrimary(epoch))
+      if (kinds.every((kind) => this.names[kind].length === 0)) {
+        this.epoch = epoch
+        return Effect.void
+      }
+      const flight = { done: Deferred.makeUnsafe<boolean, FalkorError>() }
+      this.following = flight
+      const work = Effect.tap(this.rereadAll(undefined), () =>
+        Effect.sync(() => {
+          this.epoch = epoch
+        })
+      )
+      return Effect.asVoid(
+        share(this.scope, work, flight.done, () => {
+          if (this.following === flight) this.following = undefined
+        })
+      )
+    })
+  }
+
+  private rereadAll(version: number | bigint | undefined): Effect.Effect<boolean, FalkorError> {
     const self = this
     return Effect.gen(function* () {
       let replaced = false
@@ -239,7 +278,7 @@ export class GraphSchema {
         if (self.generation !== generation && !replaced) return true
         if (self.replaceAll(kind, fresh)) replaced = true
       }
-      self.version = version
+      if (version !== undefined) self.version = version
       return replaced
     })
   }

@@ -1,21 +1,27 @@
 /**
- * Redis Cluster: a slot map from `CLUSTER SLOTS`, one client of the chosen strategy per
- * primary, commands routed by the hash slot of their first key, `MOVED` / `ASK` followed once,
- * pipelines split per node and reassembled in order, cross-slot commands refused before sending.
+ * Redis Cluster: a slot map from `CLUSTER SHARDS` (`CLUSTER SLOTS` before Redis 7), one client
+ * of the chosen strategy per node, commands routed by the hash slot of their first key (reads
+ * to the slot's replicas when the read preference asks), `MOVED` / `ASK` followed once with
+ * one shared map refresh, pipelines split per node and reassembled in order, cross-slot
+ * commands refused before sending.
  *
  * @internal
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
-import { ErrorReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
+import { ErrorReply, MapReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as CommandKeys from "../CommandKeys.ts"
-import type { ConnectionInfo, RedisConnection } from "../RedisConnection.ts"
+import type { CommandOptions, ConnectionInfo, ReadPreference, RedisConnection } from "../RedisConnection.ts"
 import { CrossSlot, fromErrorReply, Offline, RedisError } from "../RedisError.ts"
+import type * as RedisOptions from "../RedisOptions.ts"
 import { hashSlot } from "./HashSlot.ts"
+import * as Sentinel from "./Sentinel.ts"
+import { launch } from "./SingleFlight.ts"
 
 type Service = RedisConnection["Service"]
 
@@ -26,18 +32,88 @@ export interface HostPort {
 
 const label = (a: HostPort) => `${a.host}:${a.port}`
 
-/** Slot → primary address, from a `CLUSTER SLOTS` reply. */
-export const parseSlots = (reply: Reply): Array<HostPort | undefined> | string => {
+/** The nodes serving a slot range: its primary and the replicas that answer reads. */
+export interface Shard {
+  readonly primary: HostPort
+  readonly replicas: ReadonlyArray<HostPort>
+}
+
+/** Slot → shard; `undefined` for a slot no node serves. */
+export type SlotMap = Array<Shard | undefined>
+
+/** An empty host in a map means "the node that answered" (a node that never met another). */
+const hostOf = (reply: Reply | undefined, asked: HostPort): string => {
+  const host = reply === undefined ? undefined : replyToString(reply)
+  return host === undefined || host === "" || host === "?" ? asked.host : host
+}
+
+/** Slot → shard, from a `CLUSTER SLOTS` reply (the form before Redis 7). */
+export const parseSlots = (reply: Reply, asked: HostPort): SlotMap | string => {
   if (!Array.isArray(reply)) return "CLUSTER SLOTS did not answer an array"
-  const map: Array<HostPort | undefined> = new Array(16384).fill(undefined)
+  const map: SlotMap = new Array(16384).fill(undefined)
   for (const range of reply as ReadonlyArray<ReadonlyArray<Reply>>) {
+    if (!Array.isArray(range) || range.length < 3) return "CLUSTER SLOTS answered a range without a node"
     const from = Number(range[0])
     const to = Number(range[1])
-    const node = range[2] as ReadonlyArray<Reply> | undefined
-    if (node === undefined) continue
-    const host = replyToString(node[0]!) ?? ""
-    const port = Number(node[1])
-    for (let slot = from; slot <= to; slot++) map[slot] = { host, port }
+    const nodes: Array<HostPort> = []
+    for (let i = 2; i < range.length; i++) {
+      const node = range[i] as ReadonlyArray<Reply>
+      if (!Array.isArray(node)) continue
+      nodes.push({ host: hostOf(node[0], asked), port: Number(node[1]) })
+    }
+    if (!(from >= 0 && to < 16384 && from <= to) || nodes.length === 0) {
+      return `CLUSTER SLOTS answered a range that cannot be read (${from}-${to})`
+    }
+    const shard: Shard = { primary: nodes[0]!, replicas: nodes.slice(1) }
+    for (let slot = from; slot <= to; slot++) map[slot] = shard
+  }
+  return map
+}
+
+/** A field of a RESP2 flat pair list or a RESP3 map. */
+const field = (entry: Reply, name: string): Reply | undefined => {
+  if (entry instanceof MapReply) return entry.get(name)
+  if (!Array.isArray(entry)) return undefined
+  const flat = entry as ReadonlyArray<Reply>
+  for (let i = 0; i + 1 < flat.length; i += 2) if (replyToString(flat[i]!) === name) return flat[i + 1]
+  return undefined
+}
+
+/**
+ * Slot → shard, from a `CLUSTER SHARDS` reply (Redis 7+): per shard its slot ranges and its
+ * nodes with role and health. The primary is the online `master` (a failed one is listed
+ * until it is forgotten); replicas count only while `online` (not loading or failed).
+ */
+export const parseShards = (reply: Reply, asked: HostPort): SlotMap | string => {
+  if (!Array.isArray(reply)) return "CLUSTER SHARDS did not answer an array"
+  const map: SlotMap = new Array(16384).fill(undefined)
+  for (const entry of reply as ReadonlyArray<Reply>) {
+    const ranges = field(entry, "slots")
+    const nodes = field(entry, "nodes")
+    if (!Array.isArray(ranges) || !Array.isArray(nodes)) return "CLUSTER SHARDS answered a shard without slots or nodes"
+    if (ranges.length === 0) continue
+    let primary: HostPort | undefined
+    let failedPrimary: HostPort | undefined
+    const replicas: Array<HostPort> = []
+    for (const node of nodes as ReadonlyArray<Reply>) {
+      const port = Number(field(node, "port") ?? field(node, "tls-port"))
+      if (!Number.isInteger(port) || port < 1) continue
+      const address = { host: hostOf(field(node, "endpoint") ?? field(node, "ip"), asked), port }
+      const online = replyToString(field(node, "health") ?? "") === "online"
+      if (replyToString(field(node, "role") ?? "") === "master") {
+        if (online) primary = address
+        else failedPrimary ??= address
+      } else if (online) replicas.push(address)
+    }
+    const owner = primary ?? failedPrimary
+    if (owner === undefined) return "CLUSTER SHARDS answered a shard with slots but no primary"
+    const shard: Shard = { primary: owner, replicas }
+    for (let i = 0; i + 1 < ranges.length; i += 2) {
+      const from = Number(ranges[i])
+      const to = Number(ranges[i + 1])
+      if (!(from >= 0 && to < 16384 && from <= to)) return `CLUSTER SHARDS answered a range that cannot be read`
+      for (let slot = from; slot <= to; slot++) map[slot] = shard
+    }
   }
   return map
 }
@@ -64,113 +140,277 @@ export const commandSlot = (command: Command): number | undefined | RedisError =
   return first
 }
 
-const redirection = (reply: Reply): { readonly kind: "MOVED" | "ASK"; readonly to: HostPort } | undefined => {
+const redirection = (
+  reply: Reply,
+  asked: HostPort
+): { readonly kind: "MOVED" | "ASK"; readonly slot: number; readonly to: HostPort } | undefined => {
   if (!(reply instanceof ErrorReply) || (reply.code !== "MOVED" && reply.code !== "ASK")) return undefined
-  // "MOVED 3999 127.0.0.1:6381"
-  const target = reply.message.split(" ")[2] ?? ""
+  // "MOVED 3999 127.0.0.1:6381" (the host is empty when the node does not know its own address)
+  const [, slot, target = ""] = reply.message.split(" ")
   const colon = target.lastIndexOf(":")
-  return { kind: reply.code, to: { host: target.slice(0, colon), port: Number(target.slice(colon + 1)) } }
+  const host = target.slice(0, colon)
+  return {
+    kind: reply.code,
+    slot: Number(slot),
+    to: { host: host === "" || host === "?" ? asked.host : host, port: Number(target.slice(colon + 1)) }
+  }
+}
+
+/** A `Locator` of one fixed replica: its engines check `ROLE` and report whether they are online. */
+export type ReplicaLocator = RedisOptions.Locator & { readonly anyOnline: () => boolean }
+
+/** What a cluster client needs from the layer above: how to connect to one node. */
+export interface ClusterSettings {
+  readonly seeds: ReadonlyArray<HostPort>
+  /**
+   * Builds the chosen strategy on one node, in the scope given. With a locator it is a replica
+   * read connection: `READONLY` in its handshake, `ROLE` checked on every connect.
+   */
+  readonly connect: (
+    address: HostPort,
+    replica: ReplicaLocator | undefined
+  ) => Effect.Effect<Service, RedisError, Scope.Scope>
+  readonly readPreference: ReadPreference
+}
+
+/** Single-flight builds by address: concurrent first uses of a node share one connect. */
+const memo = <A>(scope: Scope.Scope, build: (address: HostPort) => Effect.Effect<A, RedisError>) => {
+  const built = new Map<string, A>()
+  const building = new Map<string, Deferred.Deferred<A, RedisError>>()
+  const get = (address: HostPort): Effect.Effect<A, RedisError> =>
+    Effect.suspend(() => {
+      const key = label(address)
+      const known = built.get(key)
+      if (known !== undefined) return Effect.succeed(known)
+      const pending = building.get(key)
+      if (pending !== undefined) return Deferred.await(pending)
+      const deferred = Deferred.makeUnsafe<A, RedisError>()
+      building.set(key, deferred)
+      return launch(scope, build(address), deferred, (exit) => {
+        building.delete(key)
+        if (Exit.isSuccess(exit)) built.set(key, exit.value)
+      })
+    })
+  return { get, known: (address: HostPort) => built.get(label(address)) }
 }
 
 /**
- * The cluster client. `connect(address)` builds the chosen strategy on one node (in the client
- * scope); `seeds` are asked for the slot map in turn.
+ * The cluster client: the slot map from `CLUSTER SHARDS` (`CLUSTER SLOTS` on servers before
+ * Redis 7), one client of the chosen strategy per node it talks to.
  */
-export const makeCluster = Effect.fnUntraced(function* (
-  seeds: ReadonlyArray<HostPort>,
-  connect: (address: HostPort) => Effect.Effect<Service, RedisError, Scope.Scope>
-) {
+export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSettings) {
   const scope = yield* Effect.scope
-  const nodes = new Map<string, Service>()
-  let slots: Array<HostPort | undefined> = []
-  const node = (address: HostPort): Effect.Effect<Service, RedisError> =>
-    Effect.suspend(() => {
-      const known = nodes.get(label(address))
-      if (known !== undefined) return Effect.succeed(known)
-      return Effect.tap(Scope.provide(connect(address), scope), (service) =>
-        Effect.sync(() => nodes.set(label(address), service))
-      )
+  const { seeds, connect, readPreference } = settings
+  const nodes = memo(scope, (address) => Scope.provide(connect(address, undefined), scope))
+  // Replica read clients; a replica that failed to connect is not tried again for a second.
+  const failedReplicas = new Map<string, number>()
+  const replicas = memo(scope, (address) => {
+    const locator: ReplicaLocator = Sentinel.staticReplicas([address])
+    return Scope.provide(connect(address, locator), scope).pipe(
+      Effect.map((service) => ({ service, online: locator.anyOnline })),
+      Effect.tapError(() => Effect.sync(() => failedReplicas.set(label(address), performance.now())))
+    )
+  })
+  let slots: SlotMap = []
+  // Per slot, bumped when its primary changes (failover, resharding): caches of server state
+  // (the graph schema cache) re-validate when it moves.
+  const slotEpochs = new Uint32Array(16384)
+  let epoch = 0
+  let shardsSupported = true
+  let refreshing: Deferred.Deferred<void, RedisError> | undefined
+
+  const install = (next: SlotMap) => {
+    let changed = false
+    for (let slot = 0; slot < 16384; slot++) {
+      const before = slots[slot]?.primary
+      const after = next[slot]?.primary
+      if (before !== undefined && (after === undefined || label(before) !== label(after))) {
+        slotEpochs[slot]!++
+        changed = true
+      }
+    }
+    if (changed) epoch++
+    slots = next
+  }
+
+  /** Asks one node for the map: `CLUSTER SHARDS`, or `CLUSTER SLOTS` where SHARDS is unknown. */
+  const ask = (address: HostPort): Effect.Effect<SlotMap | string, RedisError> =>
+    Effect.gen(function* () {
+      const service = yield* nodes.get(address)
+      if (shardsSupported) {
+        const exit = yield* Effect.exit(service.execute(["CLUSTER", "SHARDS"], { timeout: 2_000 }))
+        if (Exit.isSuccess(exit)) return parseShards(exit.value, address)
+        const error = Cause.findErrorOption(exit.cause)
+        // An error reply (not a lost connection): a server before 7.0; ask the older way from now on.
+        if (Option.isNone(error) || error.value.reason._tag !== "Reply") return yield* Effect.failCause(exit.cause)
+        shardsSupported = false
+      }
+      return parseSlots(yield* service.execute(["CLUSTER", "SLOTS"], { timeout: 2_000 }), address)
     })
-  const refresh: Effect.Effect<void, RedisError> = Effect.gen(function* () {
+
+  /** Reads the map from the seeds, then from every node of the last map (the seeds may be gone). */
+  const readMap: Effect.Effect<void, RedisError> = Effect.gen(function* () {
     const tried: Array<string> = []
-    const candidates = [...nodes.keys()].map((key) => {
-      const colon = key.lastIndexOf(":")
-      return { host: key.slice(0, colon), port: Number(key.slice(colon + 1)) }
-    })
-    for (const address of [...seeds, ...candidates]) {
-      const exit = yield* Effect.exit(
-        Effect.flatMap(node(address), (service) => service.execute(["CLUSTER", "SLOTS"], { timeout: 2_000 }))
-      )
+    const candidates = new Map<string, HostPort>()
+    for (const address of seeds) candidates.set(label(address), address)
+    for (const shard of new Set(slots)) {
+      if (shard === undefined) continue
+      for (const address of [shard.primary, ...shard.replicas]) candidates.set(label(address), address)
+    }
+    for (const address of candidates.values()) {
+      const exit = yield* Effect.exit(ask(address))
       if (exit._tag === "Failure") {
-        tried.push(`${label(address)}: failed`)
+        const error = Cause.findErrorOption(exit.cause)
+        tried.push(`${label(address)}: ${Option.isSome(error) ? error.value.reason.message : "interrupted"}`)
         continue
       }
-      const parsed = parseSlots(exit.value)
-      if (typeof parsed === "string") {
-        tried.push(`${label(address)}: ${parsed}`)
+      if (typeof exit.value === "string") {
+        tried.push(`${label(address)}: ${exit.value}`)
         continue
       }
-      slots = parsed
+      install(exit.value)
       return
     }
     return yield* new RedisError({
-      reason: new Offline({ message: `no cluster node answered CLUSTER SLOTS; tried ${tried.join("; ")}` })
+      reason: new Offline({ message: `no cluster node answered the slot map; tried ${tried.join("; ")}` })
     })
   })
+
+  /** One map refresh at a time: callers that need one while it runs wait for it. */
+  const refresh: Effect.Effect<void, RedisError> = Effect.suspend(() => {
+    if (refreshing !== undefined) return Deferred.await(refreshing)
+    const deferred = Deferred.makeUnsafe<void, RedisError>()
+    refreshing = deferred
+    return launch(scope, readMap, deferred, () => {
+      refreshing = undefined
+    })
+  })
+
+  /**
+   * A `MOVED` names the slot's new owner: the map says so at once (the commands that follow go
+   * there), then one refresh, shared with every other redirection meanwhile, reads the rest.
+   * A redirection the map already knows asks for nothing.
+   */
+  const moved = (slot: number, to: HostPort): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const current = slots[slot]?.primary
+      if (current !== undefined && label(current) === label(to)) return Effect.void
+      if (slot >= 0 && slot < 16384) {
+        slots[slot] = { primary: to, replicas: [] }
+        slotEpochs[slot]!++
+        epoch++
+      }
+      return Effect.ignore(refresh)
+    })
+
   yield* refresh
+  const first = yield* anyNode()
   const info: ConnectionInfo = {
-    ...[...nodes.values()][0]!.info,
-    target: `cluster:${seeds.map(label).join(",")}`
+    ...first.info,
+    target: `cluster:${seeds.map(label).join(",")}`,
+    primaryEpoch: (key) => (key === undefined ? epoch : slotEpochs[slotOf(key)]!)
   }
 
   const forSlot = (slot: number): Effect.Effect<Service, RedisError> => {
-    const address = slots[slot]
-    if (address === undefined) {
+    const shard = slots[slot]
+    if (shard === undefined) {
       return Effect.fail(
         new RedisError({ reason: new Offline({ message: `no cluster node serves slot ${slot} (CLUSTERDOWN?)` }) })
       )
     }
-    return node(address)
+    return nodes.get(shard.primary)
   }
-  const anyNode = (): Effect.Effect<Service, RedisError> => {
-    const first = slots.find((a) => a !== undefined)
-    return first === undefined ? refreshThen(() => anyNode()) : node(first)
+  function anyNode(): Effect.Effect<Service, RedisError> {
+    const shard = slots.find((a) => a !== undefined)
+    return shard === undefined ? Effect.andThen(refresh, Effect.suspend(anyNode)) : nodes.get(shard.primary)
   }
-  const refreshThen = <A>(next: () => Effect.Effect<A, RedisError>) => Effect.andThen(refresh, Effect.suspend(next))
+
+  /** The preference that applies to a read-only command, `undefined` for the primary. */
+  const replicaPreference = (reads: boolean, asked: ReadPreference | undefined) => {
+    const wanted = asked ?? readPreference
+    return reads && wanted !== "primary" ? wanted : undefined
+  }
+  const isRead = (command: Command, readOnly: boolean | undefined) =>
+    readOnly === true || CommandKeys.isReadOnly(command)
+
+  let turn = 0
+  /**
+   * A replica of `slot` that is connected: `undefined` (use the primary) when none is and the
+   * preference allows it; with `"replica"` a failure naming the slot.
+   */
+  const replicaFor = (
+    slot: number,
+    wanted: "replica" | "preferReplica"
+  ): Effect.Effect<Service | undefined, RedisError> =>
+    Effect.gen(function* () {
+      const candidates = slots[slot]?.replicas ?? []
+      const start = turn++
+      for (let i = 0; i < candidates.length; i++) {
+        const known = replicas.known(candidates[(start + i) % candidates.length]!)
+        if (known?.online() === true) return known.service
+      }
+      let last: RedisError | undefined
+      for (let i = 0; i < candidates.length; i++) {
+        const address = candidates[(start + i) % candidates.length]!
+        if (replicas.known(address) !== undefined) continue
+        const failedAt = failedReplicas.get(label(address))
+        if (failedAt !== undefined && performance.now() - failedAt < 1_000) continue
+        const exit = yield* Effect.exit(replicas.get(address))
+        if (Exit.isSuccess(exit)) return exit.value.service
+        const error = Cause.findErrorOption(exit.cause)
+        if (Option.isSome(error)) last = error.value
+      }
+      if (wanted === "preferReplica") return undefined
+      return yield* new RedisError({
+        reason: new Offline({
+          message: `no replica of slot ${slot} is connected (readPreference "replica")${candidates.length === 0 ? ": the map lists none" : last === undefined ? "" : `: ${last.reason.message}`}`
+        })
+      })
+    })
+
+  /** Where a command goes: the slot's replica for a read when asked, else its primary. */
+  const route = (slot: number | undefined, wanted: ReadPreference | undefined): Effect.Effect<Service, RedisError> => {
+    if (slot === undefined) return anyNode()
+    if (wanted === undefined || wanted === "primary") return forSlot(slot)
+    return Effect.flatMap(replicaFor(slot, wanted), (replica) =>
+      replica === undefined ? forSlot(slot) : Effect.succeed(replica)
+    )
+  }
 
   /** Runs a command on its node; follows one MOVED (after refreshing the map) and one ASK. */
-  const run = (command: Command, slot: number | undefined, options: Parameters<Service["execute"]>[1]) =>
+  const run = (command: Command, slot: number | undefined, options: CommandOptions | undefined) =>
     Effect.gen(function* () {
-      const service = slot === undefined ? yield* anyNode() : yield* forSlot(slot)
-      const first = yield* Effect.exit(service.execute(command, options))
-      if (Exit.isSuccess(first)) return first.value
-      const error = Cause.findErrorOption(first.cause)
-      if (Option.isNone(error)) return yield* first
+      const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
+      // Reaching the node is part of the attempt: a node that cannot be reached re-reads the map too.
+      const attempt = yield* Effect.exit(Effect.flatMap(route(slot, wanted), (s) => s.execute(command, options)))
+      if (Exit.isSuccess(attempt)) return attempt.value
+      const error = Cause.findErrorOption(attempt.cause)
+      if (Option.isNone(error)) return yield* attempt
       const failure = error.value
       if (failure.reason._tag === "Timeout" && !failure.written) {
         // Not sent in time: the node may be down; re-read the map for the next call.
         yield* Effect.ignore(refresh)
-        return yield* first
+        return yield* attempt
       }
       if (failure.reason._tag === "Offline" || failure.reason._tag === "ConnectionLost") {
         // The node may be gone (a failover): re-read the map; a command never sent goes to the
-        // slot's owner now, a written one is never re-sent.
+        // slot's owner now (a read asking for a replica only does not), a written one is never re-sent.
         yield* Effect.ignore(refresh)
-        if (failure.written || slot === undefined) return yield* first
+        if (failure.written || slot === undefined || wanted === "replica") return yield* attempt
         return yield* Effect.flatMap(forSlot(slot), (target) => target.execute(command, options))
       }
-      if (failure.reason._tag !== "Reply") return yield* first
+      if (failure.reason._tag !== "Reply") return yield* attempt
       const code = failure.reason.code
-      if (code !== "MOVED" && code !== "ASK") return yield* first
-      const moved = redirection(new ErrorReply(failure.reason.serverMessage))
-      if (moved === undefined) return yield* first
-      if (moved.kind === "MOVED") {
-        // The slot moved for good: the node did not run the command; refresh and retry once.
-        yield* Effect.ignore(refresh)
-        return yield* Effect.flatMap(node(moved.to), (target) => target.execute(command, options))
+      if (code !== "MOVED" && code !== "ASK") return yield* attempt
+      const redirect = redirection(new ErrorReply(failure.reason.serverMessage), seeds[0]!)
+      if (redirect === undefined) return yield* attempt
+      if (redirect.kind === "MOVED") {
+        // The slot moved for good: the node did not run the command; retry once on the new owner.
+        yield* moved(redirect.slot, redirect.to)
+        return yield* Effect.flatMap(nodes.get(redirect.to), (target) => target.execute(command, options))
       }
       // ASK: this one command on the importing node, after ASKING on the same connection.
-      const target = yield* node(moved.to)
+      const target = yield* nodes.get(redirect.to)
       // ASKING holds for the next command of its connection only; a connection of its own keeps
       // it away from the shared pipe (ASK happens only while a slot migrates).
       const replies = yield* target.withExclusive((connection) => connection.pipeline([["ASKING"], command], options))
@@ -190,14 +430,14 @@ export const makeCluster = Effect.fnUntraced(function* (
   /** The primaries of the map, each once. */
   const primaries = (): Array<HostPort> => {
     const seen = new Map<string, HostPort>()
-    for (const address of slots) if (address !== undefined) seen.set(label(address), address)
+    for (const shard of slots) if (shard !== undefined) seen.set(label(shard.primary), shard.primary)
     return [...seen.values()]
   }
 
   /** GRAPH.LIST on every primary, the names merged (each graph lives on one node). */
-  const fanOut = (command: Command, options: Parameters<Service["execute"]>[1]) =>
+  const fanOut = (command: Command, options: CommandOptions | undefined) =>
     Effect.map(
-      Effect.forEach(primaries(), (address) => Effect.flatMap(node(address), (s) => s.execute(command, options)), {
+      Effect.forEach(primaries(), (address) => Effect.flatMap(nodes.get(address), (s) => s.execute(command, options)), {
         concurrency: "unbounded"
       }),
       (replies): Reply => replies.flatMap((reply) => (Array.isArray(reply) ? (reply as ReadonlyArray<Reply>) : []))
@@ -209,11 +449,13 @@ export const makeCluster = Effect.fnUntraced(function* (
       // before it (or the first keyed one), so a transaction stays on its node.
       const slotOfIndex: Array<number | undefined> = []
       let transaction = false
+      let reads = commands.length > 0
       for (const command of commands) {
         const slot = commandSlot(command)
         if (slot instanceof RedisError) return yield* slot
         slotOfIndex.push(slot)
         if (String(command[0]).toUpperCase() === "MULTI") transaction = true
+        if (reads && !isRead(command, options?.readOnly)) reads = false
       }
       const firstKeyed = slotOfIndex.find((slot) => slot !== undefined)
       if (transaction && slotOfIndex.some((slot) => slot !== undefined && slot !== firstKeyed)) {
@@ -223,14 +465,16 @@ export const makeCluster = Effect.fnUntraced(function* (
           })
         })
       }
-      const groups = new Map<string, { address: HostPort | undefined; indices: Array<number> }>()
+      // A batch of reads only goes to replicas when asked, a group per shard.
+      const wanted = replicaPreference(reads, options?.readPreference)
+      const groups = new Map<string, { slot: number | undefined; indices: Array<number> }>()
       let previous = firstKeyed
       for (let i = 0; i < commands.length; i++) {
         const slot = slotOfIndex[i] ?? previous
         if (slotOfIndex[i] !== undefined) previous = slotOfIndex[i]
-        const address = slot === undefined ? primaries()[0] : slots[slot]
-        const key = address === undefined ? "?" : label(address)
-        const group = groups.get(key) ?? { address, indices: [] }
+        const shard = slot === undefined ? undefined : slots[slot]
+        const key = slot === undefined ? "" : shard === undefined ? `?${slot}` : label(shard.primary)
+        const group = groups.get(key) ?? { slot, indices: [] }
         group.indices.push(i)
         groups.set(key, group)
       }
@@ -239,10 +483,7 @@ export const makeCluster = Effect.fnUntraced(function* (
         [...groups.values()],
         (group) =>
           Effect.gen(function* () {
-            if (group.address === undefined) {
-              return yield* new RedisError({ reason: new Offline({ message: "no cluster node serves these slots" }) })
-            }
-            const service = yield* node(group.address)
+            const service = yield* route(group.slot, wanted)
             const replies = yield* service.pipeline(
               group.indices.map((i) => commands[i]!),
               options
@@ -250,11 +491,16 @@ export const makeCluster = Effect.fnUntraced(function* (
             for (let j = 0; j < replies.length; j++) {
               const reply = replies[j]!
               const index = group.indices[j]!
-              // A redirected command did not run: follow it on its own (not inside a transaction).
-              out[index] =
-                redirection(reply) === undefined || transaction
-                  ? reply
-                  : yield* Effect.orElseSucceed(execute(commands[index]!, options), () => reply)
+              const redirect = redirection(reply, seeds[0]!)
+              if (redirect === undefined) out[index] = reply
+              else if (transaction) {
+                // The transaction did not run (EXECABORT) and is not re-sent; the map learns the move.
+                if (redirect.kind === "MOVED") yield* moved(redirect.slot, redirect.to)
+                out[index] = reply
+              } else {
+                // A redirected command did not run: follow it on its own.
+                out[index] = yield* Effect.orElseSucceed(execute(commands[index]!, options), () => reply)
+              }
             }
           }),
         { concurrency: "unbounded" }
@@ -269,7 +515,8 @@ export const makeCluster = Effect.fnUntraced(function* (
       Effect.suspend(() => {
         const slot = commandSlot(command)
         if (slot instanceof RedisError) return Effect.fail(slot)
-        return Effect.flatMap(slot === undefined ? anyNode() : forSlot(slot), (s) => s.submit(command, options))
+        const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
+        return Effect.flatMap(route(slot, wanted), (s) => s.submit(command, options))
       }),
     pipeline,
     withExclusive: (use) => Effect.flatMap(anyNode(), (s) => s.withExclusive(use))

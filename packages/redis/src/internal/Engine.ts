@@ -428,6 +428,8 @@ export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
   }
   if (options.database !== 0) commands.push(["SELECT", options.database])
   if (options.clientName !== undefined) commands.push(["CLIENT", "SETNAME", options.clientName])
+  // A cluster replica serves reads of its slots only to connections that said READONLY.
+  if (options.replicaReads === true) commands.push(["READONLY"])
   // A client cache's CLIENT TRACKING: on every (re)connect, before any user command.
   if (options.hooks !== undefined) for (const command of options.hooks.handshake) commands.push(command)
   // The readiness probe, last: a server loading its dataset answers it with -LOADING (and

@@ -22,6 +22,7 @@ import type { ReadPreference, RedisConnection } from "../RedisConnection.ts"
 import { NoSentinel, Offline, RedisError } from "../RedisError.ts"
 import * as RedisOptions from "../RedisOptions.ts"
 import { makeEngine, Request } from "./Engine.ts"
+import { launch } from "./SingleFlight.ts"
 
 type Service = RedisConnection["Service"]
 
@@ -160,6 +161,10 @@ export const makeSentinelTopology = Effect.fnUntraced(function* (
       })
     })
 
+  // Bumped when the sentinels name another primary than before: what the client cached of the
+  // old primary's state (the graph schema cache) is re-validated.
+  let epoch = 0
+  let current: string | undefined
   const primary = locator(
     "master",
     ask(["SENTINEL", "GET-MASTER-ADDR-BY-NAME", settings.name], (reply) => {
@@ -167,7 +172,10 @@ export const makeSentinelTopology = Effect.fnUntraced(function* (
       const host = replyToString(reply[0] as Reply)
       const port = Number(replyToString(reply[1] as Reply))
       if (host === undefined || !Number.isInteger(port)) return `answered an address that cannot be read`
-      return { host, port }
+      const address = { host, port }
+      if (current !== undefined && current !== label(address)) epoch++
+      current = label(address)
+      return address
     })
   )
   // Replica engines spread over the healthy replicas, one after the other.
@@ -199,7 +207,7 @@ export const makeSentinelTopology = Effect.fnUntraced(function* (
     replica.resetAll(message)
   }
   yield* Effect.forkScoped(watch(settings, onSwitch))
-  return { primary, replica }
+  return { primary, replica, epoch: () => epoch }
 })
 
 /**
@@ -300,23 +308,17 @@ export const makeReadRouter = Effect.fnUntraced(function* (
     if (failure !== undefined && performance.now() - failure.at < 1_000) return Effect.fail(failure.error)
     const deferred = Deferred.makeUnsafe<Service, RedisError>()
     building = deferred
-    return Scope.provide(buildReplica, scope).pipe(
-      Effect.exit,
-      Effect.flatMap((exit) => {
-        building = undefined
-        if (Exit.isSuccess(exit)) replica = exit.value
-        else {
-          const error = Cause.findErrorOption(exit.cause)
-          failure = {
-            at: performance.now(),
-            error: Option.isSome(error) ? error.value : noReplica("building the replica client was interrupted")
-          }
+    return launch(scope, Scope.provide(buildReplica, scope), deferred, (exit) => {
+      building = undefined
+      if (Exit.isSuccess(exit)) replica = exit.value
+      else {
+        const error = Cause.findErrorOption(exit.cause)
+        failure = {
+          at: performance.now(),
+          error: Option.isSome(error) ? error.value : noReplica("building the replica client was interrupted")
         }
-        Deferred.doneUnsafe(deferred, exit)
-        return exit
-      }),
-      Effect.uninterruptible
-    )
+      }
+    })
   })
   // Built at once when the client reads from replicas by default; a failure shows at the first read.
   if (preference !== "primary") yield* Effect.ignore(replicaSide)
