@@ -4,7 +4,7 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,cluster,decoder,graph,graph-throughput`,
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput`,
  * `--no-write` (print only), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
  * simulated FalkorDB of `graph-throughput`, one table per service time). `FALKORDB_MODULE`
  * adds the graph throughput table against a real FalkorDB.
@@ -12,6 +12,7 @@
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
+import * as ClientCache from "./clientcache.ts"
 import * as ClusterBench from "./cluster.ts"
 import * as Decoder from "./decoder.ts"
 import * as Engines from "./engines.ts"
@@ -77,7 +78,8 @@ const program = Effect.gen(function* () {
     wanted("peers") ||
     wanted("transport") ||
     wanted("ratelimiter") ||
-    wanted("instrumentation")
+    wanted("instrumentation") ||
+    wanted("clientcache")
   if (needsServer) {
     yield* Effect.scoped(
       Effect.gen(function* () {
@@ -90,6 +92,7 @@ const program = Effect.gen(function* () {
         if (wanted("transport")) yield* emit(yield* Transport.run(options))
         if (wanted("ratelimiter")) yield* emit(yield* RateLimiterBench.run(options))
         if (wanted("instrumentation")) yield* emit(yield* Instrumentation.run(options))
+        if (wanted("clientcache")) yield* emit(yield* ClientCache.run(options))
       })
     )
   }

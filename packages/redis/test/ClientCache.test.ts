@@ -108,40 +108,71 @@ describe("client-side caching against redis-server", { timeout: 60_000 }, () => 
         })
       )
     )
-  }
 
-  it.live("a killed connection flushes the cache, and tracking comes back with the reconnect", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const { admin, cache } = yield* setup(
-          { commands: ["GET"] },
-          { strategy: "multiplexed", connections: 2, routing: "spread" }
-        )
-        yield* admin.execute(["SET", "k", "v1"])
-        yield* cache.execute(["GET", "k"])
-        yield* cache.execute(["GET", "k"])
-        assert.strictEqual((yield* cache.stats).entries, 1)
-        const before = (yield* cache.stats).flushes
-        // Every normal client but the admin: both data connections go.
-        yield* admin.execute(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
-        yield* until(
-          Effect.map(cache.stats, (stats) => stats.flushes > before),
-          "the lost connections flushed the cache"
-        )
-        assert.strictEqual((yield* cache.stats).entries, 0)
-        // Written while nobody tracked it for us: the flushed cache cannot serve the old value.
-        yield* admin.execute(["SET", "k", "v2"])
-        assert.strictEqual(text(yield* cache.execute(["GET", "k"])), "v2")
-        // The new connections track again: a second client's write still invalidates.
-        yield* cache.execute(["GET", "k"])
-        yield* admin.execute(["SET", "k", "v3"])
-        yield* until(
-          Effect.map(cache.execute(["GET", "k"]), (reply) => text(reply) === "v3"),
-          "the write after the reconnect reached the cache"
-        )
-      })
+    it.live(`${name}: under concurrent load, each fiber reads its own writes and the cache converges`, () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { admin, cache } = yield* setup({ commands: ["GET"] }, options)
+          const redis = cache.connection
+          yield* admin.execute(["SET", "shared", "0"])
+          const writer = yield* Effect.forkChild(
+            Effect.forEach(
+              Array.from({ length: 300 }, (_, i) => i),
+              (i) => admin.execute(["SET", "shared", String(i + 1)]),
+              { discard: true }
+            )
+          )
+          yield* Effect.forEach(
+            Array.from({ length: 16 }, (_, fiber) => fiber),
+            (fiber) =>
+              Effect.gen(function* () {
+                for (let i = 0; i < 40; i++) {
+                  yield* redis.execute(["GET", "shared"])
+                  yield* redis.execute(["SET", `own:${fiber}`, String(i)])
+                  assert.strictEqual(text(yield* redis.execute(["GET", `own:${fiber}`])), String(i))
+                }
+              }),
+            { concurrency: "unbounded", discard: true }
+          )
+          yield* Fiber.join(writer)
+          yield* until(
+            Effect.map(redis.execute(["GET", "shared"]), (reply) => text(reply) === "300"),
+            "the cache caught up with the last write of the other client"
+          )
+        })
+      )
     )
-  )
+
+    it.live(`${name}: a killed connection flushes the cache, and tracking comes back with the reconnect`, () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { admin, cache } = yield* setup({ commands: ["GET"] }, options)
+          yield* admin.execute(["SET", "k", "v1"])
+          yield* cache.execute(["GET", "k"])
+          yield* cache.execute(["GET", "k"])
+          assert.strictEqual((yield* cache.stats).entries, 1)
+          const before = (yield* cache.stats).flushes
+          // Every normal client but the admin: both data connections go.
+          yield* admin.execute(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
+          yield* until(
+            Effect.map(cache.stats, (stats) => stats.flushes > before),
+            "the lost connections flushed the cache"
+          )
+          assert.strictEqual((yield* cache.stats).entries, 0)
+          // Written while nobody tracked it for us: the flushed cache cannot serve the old value.
+          yield* admin.execute(["SET", "k", "v2"])
+          assert.strictEqual(text(yield* cache.execute(["GET", "k"])), "v2")
+          // The new connections track again: a second client's write still invalidates.
+          yield* cache.execute(["GET", "k"])
+          yield* admin.execute(["SET", "k", "v3"])
+          yield* until(
+            Effect.map(cache.execute(["GET", "k"]), (reply) => text(reply) === "v3"),
+            "the write after the reconnect reached the cache"
+          )
+        })
+      )
+    )
+  }
 
   it.live("the bound holds; a hot entry survives (second chance); the ttl expires entries", () =>
     Effect.scoped(

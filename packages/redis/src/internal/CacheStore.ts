@@ -5,7 +5,11 @@
  *
  * - An entry is stored only when no invalidation of any of its keys, and no flush, happened
  *   while its read was on the wire (`begin` … `complete`): the reply may predate the write the
- *   invalidation announced, and the invalidation has already been spent.
+ *   invalidation announced, and the invalidation has already been spent. Every invalidation
+ *   moves a sequence number; while reads are on the wire the sequence number of each key's last
+ *   invalidation is logged, so a read that saw no invalidation at all costs no lookup, and the
+ *   log is dropped whenever no read is on the wire (bounded: an overflow refuses the stores of
+ *   the reads then on the wire instead of growing).
  * - The bound is `maxEntries`, kept with a second-chance (CLOCK) policy: a hit only sets a
  *   bit, and the oldest entry whose bit is clear goes first (a hit costs no reordering).
  * - Redis keys are compared as UTF-8 text: two binary keys that decode alike share an index
@@ -15,6 +19,7 @@
  */
 import type { Argument } from "@effect-falkordb/resp/Encoder"
 import { AttributedReply, MapReply, PushReply, type Reply, SetReply, VerbatimReply } from "@effect-falkordb/resp/Reply"
+import { RingBuffer } from "./RingBuffer.ts"
 
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 const latin1 = new TextDecoder("latin1")
@@ -56,39 +61,47 @@ export const detach = (reply: Reply): Reply => {
 
 /** @internal */
 export class Entry {
+  readonly id: string
   readonly value: Reply
   readonly keys: ReadonlyArray<string>
   readonly expires: number
   /** Hit since the clock hand last passed (second chance). */
   used = false
-  constructor(value: Reply, keys: ReadonlyArray<string>, expires: number) {
+  /** Still in the cache (the clock's ring drops removed entries lazily). */
+  live = true
+  constructor(id: string, value: Reply, keys: ReadonlyArray<string>, expires: number) {
+    this.id = id
     this.value = value
     this.keys = keys
     this.expires = expires
   }
 }
 
-/** Reads of one key on the wire; `generation` moves with every invalidation of the key. */
-class Flight {
-  readers = 0
-  generation = 0
-}
-
-/** What a read saw when it went out: the epoch and the generation of each of its keys. */
+/** What a read saw when it went out: the epoch and the invalidation sequence number. */
 export interface Ticket {
   readonly epoch: number
+  readonly seq: number
   readonly keys: ReadonlyArray<string>
-  readonly flights: ReadonlyArray<Flight>
-  readonly generations: ReadonlyArray<number>
 }
 
 /** @internal */
 export class CacheStore {
   private readonly entries = new Map<string, Entry>()
-  private readonly byKey = new Map<string, Set<string>>()
-  private readonly flights = new Map<string, Flight>()
+  /** Redis key → the id (or ids) of the entries that read it. */
+  private readonly byKey = new Map<string, string | Set<string>>()
+  /** Entries oldest first, for the clock hand; removed ones are skipped when met. */
+  private ring = new RingBuffer<Entry>()
   /** Moves with every flush: a read that began in an older epoch is not stored. */
   private epoch = 0
+  /** Moves with every invalidation of a key. */
+  private seq = 0
+  /** Reads on the wire. */
+  private reading = 0
+  /** Key → `seq` of its last invalidation, kept only while reads are on the wire. */
+  private readonly invalidatedAt = new Map<string, number>()
+  /** Reads that began before it are not stored (the log overflowed while they were on the wire). */
+  private floor = 0
+  private readonly logLimit: number
   hits = 0
   misses = 0
   evictions = 0
@@ -102,6 +115,7 @@ export class CacheStore {
   constructor(maxEntries: number, ttl: number) {
     this.maxEntries = maxEntries
     this.ttl = ttl
+    this.logLimit = Math.max(4096, maxEntries)
   }
 
   get size(): number {
@@ -123,19 +137,8 @@ export class CacheStore {
 
   /** A read of `keys` goes on the wire. */
   begin(keys: ReadonlyArray<string>): Ticket {
-    const flights: Array<Flight> = []
-    const generations: Array<number> = []
-    for (const key of keys) {
-      let flight = this.flights.get(key)
-      if (flight === undefined) {
-        flight = new Flight()
-        this.flights.set(key, flight)
-      }
-      flight.readers++
-      flights.push(flight)
-      generations.push(flight.generation)
-    }
-    return { epoch: this.epoch, keys, flights, generations }
+    this.reading++
+    return { epoch: this.epoch, seq: this.seq, keys }
   }
 
   /**
@@ -144,66 +147,93 @@ export class CacheStore {
    * Returns whether it was stored.
    */
   complete(ticket: Ticket, id: string, value: Reply | undefined, now: number): boolean {
-    let fresh = ticket.epoch === this.epoch
-    for (let i = 0; i < ticket.flights.length; i++) {
-      const flight = ticket.flights[i]!
-      if (flight.generation !== ticket.generations[i]) fresh = false
-      if (--flight.readers === 0 && this.flights.get(ticket.keys[i]!) === flight) this.flights.delete(ticket.keys[i]!)
+    this.reading--
+    let fresh = value !== undefined && ticket.epoch === this.epoch && ticket.seq >= this.floor
+    if (fresh && ticket.seq !== this.seq) {
+      for (const key of ticket.keys) {
+        const at = this.invalidatedAt.get(key)
+        if (at !== undefined && at > ticket.seq) {
+          fresh = false
+          break
+        }
+      }
     }
-    if (!fresh || value === undefined) return false
-    this.insert(id, new Entry(detach(value), ticket.keys, now + this.ttl))
+    // No read left to ask: what the log knows concerns nobody any more.
+    if (this.reading === 0 && this.invalidatedAt.size > 0) this.invalidatedAt.clear()
+    if (!fresh) return false
+    this.insert(new Entry(id, detach(value!), ticket.keys, now + this.ttl))
     return true
   }
 
-  private insert(id: string, entry: Entry): void {
+  private insert(entry: Entry): void {
+    const id = entry.id
     const previous = this.entries.get(id)
     if (previous !== undefined) this.remove(id, previous)
     else if (this.entries.size >= this.maxEntries) this.evictOne()
     this.entries.set(id, entry)
+    this.ring.push(entry)
+    // Invalidated entries wait in the ring for the hand: compact before they outnumber the live ones.
+    if (this.ring.length > 2 * this.maxEntries + 64) {
+      const ring = new RingBuffer<Entry>(this.entries.size + 16)
+      for (const held of this.ring.drain()) if (held.live) ring.push(held)
+      this.ring = ring
+    }
     for (const key of entry.keys) {
-      let ids = this.byKey.get(key)
-      if (ids === undefined) {
-        ids = new Set()
-        this.byKey.set(key, ids)
-      }
-      ids.add(id)
+      const ids = this.byKey.get(key)
+      if (ids === undefined) this.byKey.set(key, id)
+      else if (typeof ids === "string") {
+        if (ids !== id) this.byKey.set(key, new Set([ids, id]))
+      } else ids.add(id)
     }
   }
 
   /** Second chance: the oldest entry not hit since the hand last passed it goes. */
   private evictOne(): void {
-    for (const [id, entry] of this.entries) {
+    for (;;) {
+      const entry = this.ring.shift()
+      if (entry === undefined) return
+      if (!entry.live) continue
       if (entry.used) {
-        // Moved to the young end with its bit cleared; every entry is passed at most once.
+        // Back to the young end with its bit cleared: every entry is passed at most once.
         entry.used = false
-        this.entries.delete(id)
-        this.entries.set(id, entry)
+        this.ring.push(entry)
         continue
       }
-      this.remove(id, entry)
+      this.remove(entry.id, entry)
       this.evictions++
       return
     }
   }
 
   private remove(id: string, entry: Entry): void {
+    entry.live = false
     this.entries.delete(id)
     for (const key of entry.keys) {
       const ids = this.byKey.get(key)
       if (ids === undefined) continue
-      ids.delete(id)
-      if (ids.size === 0) this.byKey.delete(key)
+      if (typeof ids === "string") {
+        if (ids === id) this.byKey.delete(key)
+      } else {
+        ids.delete(id)
+        if (ids.size === 0) this.byKey.delete(key)
+      }
     }
   }
 
   /** The key changed (a server invalidation, or a write of this client): its entries go, and reads of it on the wire will not be stored. */
   invalidate(key: string): void {
-    const flight = this.flights.get(key)
-    if (flight !== undefined) flight.generation++
+    this.seq++
+    if (this.reading > 0) {
+      if (this.invalidatedAt.size >= this.logLimit && !this.invalidatedAt.has(key)) {
+        // Too many keys to remember: the reads on the wire now will not be stored.
+        this.invalidatedAt.clear()
+        this.floor = this.seq
+      } else this.invalidatedAt.set(key, this.seq)
+    }
     const ids = this.byKey.get(key)
     if (ids === undefined) return
     this.byKey.delete(key)
-    for (const id of ids) {
+    for (const id of typeof ids === "string" ? [ids] : ids) {
       const entry = this.entries.get(id)
       if (entry === undefined) continue
       this.remove(id, entry)
@@ -217,5 +247,6 @@ export class CacheStore {
     this.flushes++
     this.entries.clear()
     this.byKey.clear()
+    this.ring = new RingBuffer()
   }
 }
