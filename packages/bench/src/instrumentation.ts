@@ -1,6 +1,7 @@
 /**
- * The cost of `RedisInstrumentation`: the same closed loop of `execute(GET)` on one single
- * client, bare, with metrics, and with metrics and spans (Effect's default tracer), in the
+ * The cost of instrumentation: the same closed loop of `execute(GET)` on one single client,
+ * bare, with engine metrics (the `metrics: true` connection option), with the
+ * `RedisInstrumentation` metrics, and with those plus spans (Effect's default tracer), in the
  * same run; throughput and the Node process's CPU time per command.
  *
  * @since 0.1.0
@@ -28,9 +29,14 @@ export const run = (options: Harness.TableOptions): Effect.Effect<string, unknow
   Effect.scoped(
     Effect.gen(function* () {
       const base = yield* RedisConnection.makeSingle({ url: `redis://127.0.0.1:${options.port}` })
+      const engineMetrics = yield* RedisConnection.makeSingle({
+        url: `redis://127.0.0.1:${options.port}`,
+        metrics: true
+      })
       const context = yield* Effect.context<never>()
       const variants: ReadonlyArray<readonly [string, Service]> = [
         ["bare", base],
+        ["engine metrics (metrics: true)", engineMetrics],
         ["metrics", RedisInstrumentation.instrument(base, { metrics: true }, context)],
         ["metrics + spans", RedisInstrumentation.instrument(base, { metrics: true, spans: true }, context)]
       ]
@@ -60,7 +66,7 @@ export const run = (options: Harness.TableOptions): Effect.Effect<string, unknow
         }
       }
       return [
-        "### Cost of RedisInstrumentation (single client, execute GET)",
+        "### Cost of instrumentation (single client, execute GET)",
         "",
         Harness.table(["callers", "instrumentation", "ops/s", "CPU µs/op (Node)", "CPU µs/op over bare"], rows)
       ].join("\n")

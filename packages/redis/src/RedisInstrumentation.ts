@@ -45,6 +45,7 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as CommandKeys from "./CommandKeys.ts"
 import { commandName } from "./internal/Engine.ts"
+import * as EngineMetrics from "./internal/EngineMetrics.ts"
 import { type ConnectionInfo, RedisConnection } from "./RedisConnection.ts"
 import { isRedisError } from "./RedisError.ts"
 
@@ -61,18 +62,54 @@ export interface InstrumentationOptions {
   readonly queryText?: boolean | undefined
 }
 
-/** OpenTelemetry's recommended buckets for `db.client.operation.duration`, in seconds. */
-const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10]
+/**
+ * `db.client.operation.duration` without attributes: the graph client records into the same
+ * metric with `db.system.name: "falkordb"`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const databaseOperationDuration = Metric.histogram("db.client.operation.duration", {
+  description: "Duration of database client operations, seconds",
+  boundaries: EngineMetrics.DURATION_BUCKETS
+})
 
 /**
  * @since 0.1.0
  * @category metrics
  */
-export const operationDuration = Metric.histogram("db.client.operation.duration", {
-  description: "Duration of Redis commands, seconds",
-  boundaries: DURATION_BUCKETS,
-  attributes: { "db.system.name": "redis" }
-})
+export const operationDuration = Metric.withAttributes(databaseOperationDuration, { "db.system.name": "redis" })
+
+/**
+ * Engine metrics (the `metrics: true` connection option), with attributes
+ * `db.client.connection.pool.name` (the server, `host:port/db`; `#2`, `#3` … for further live
+ * clients of the same server) and `redis.strategy`:
+ *
+ * - `requestDuration` — `redis.client.request.duration`, histogram, seconds: from admission to
+ *   an engine (window wait included) to the outcome; also `db.system.name`.
+ * - `pendingRequests` — `db.client.connection.pending_requests`, gauge per engine
+ *   (`redis.engine`: its index, below the engine count): window permits in use. Read when
+ *   the metrics are snapshotted, never updated per command.
+ * - `connectionCount` — `db.client.connection.count`, gauge by `db.client.connection.state`
+ *   (`used`; pooled also `idle`: connected with nothing in flight).
+ * - `windowWaits` — `redis.client.window.waits`, counter: callers that found the window full.
+ * - `reconnects` — `redis.client.reconnects`, counter by `error.type`: `closed`, `error`,
+ *   `protocol`, `stall`, `deadPeer`, `replaced`, `failover`.
+ * - `connectionWaitTime` — `db.client.connection.wait_time`, histogram, seconds (pooled borrows).
+ * - `connectionTimeouts` — `db.client.connection.timeouts`, counter (pooled borrows that timed out).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const engine = {
+  requestDuration: EngineMetrics.requestDuration,
+  pendingRequests: EngineMetrics.pendingRequests,
+  connectionCount: EngineMetrics.connectionCount,
+  windowWaits: EngineMetrics.windowWaits,
+  reconnects: EngineMetrics.reconnects,
+  connectionWaitTime: EngineMetrics.connectionWaitTime,
+  connectionTimeouts: EngineMetrics.connectionTimeouts
+} as const
 
 /**
  * @since 0.1.0
@@ -145,7 +182,10 @@ export const instrument = (
   const withMetrics = options.metrics !== false
   const withSpans = options.spans === true
   const server = parseTarget(service.info.target)
-  const gauge = Metric.withAttributes(inflight, { "redis.strategy": strategy })
+  const gauge = Metric.gauge(inflight.id, {
+    description: inflight.description,
+    attributes: { "redis.strategy": strategy }
+  })
   // One metric series per (operation, reason): both sets are bounded, so caching is safe.
   const series = new Map<string, { duration: Metric.Histogram<number>; count: Metric.Counter<number> }>()
   const errorSeries = new Map<string, Metric.Counter<number>>()
@@ -153,9 +193,14 @@ export const instrument = (
     let found = series.get(operation)
     if (found === undefined) {
       const attributes = { "db.operation.name": operation, "redis.strategy": strategy }
+      // Attributes baked into the series' own metric objects: keyed once, not per update.
       found = {
-        duration: Metric.withAttributes(operationDuration, attributes),
-        count: Metric.withAttributes(commands, attributes)
+        duration: Metric.histogram(databaseOperationDuration.id, {
+          description: databaseOperationDuration.description,
+          boundaries: EngineMetrics.DURATION_BUCKETS,
+          attributes: { "db.system.name": "redis", ...attributes }
+        }),
+        count: Metric.counter(commands.id, { description: commands.description, incremental: true, attributes })
       }
       series.set(operation, found)
     }
@@ -165,10 +210,10 @@ export const instrument = (
     const key = `${operation}\u0000${reason}`
     let found = errorSeries.get(key)
     if (found === undefined) {
-      found = Metric.withAttributes(errors, {
-        "db.operation.name": operation,
-        "error.type": reason,
-        "redis.strategy": strategy
+      found = Metric.counter(errors.id, {
+        description: errors.description,
+        incremental: true,
+        attributes: { "db.operation.name": operation, "error.type": reason, "redis.strategy": strategy }
       })
       errorSeries.set(key, found)
     }

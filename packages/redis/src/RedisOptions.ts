@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Net from "node:net"
 import type * as Tls from "node:tls"
+import type { ClientMetrics } from "./internal/EngineMetrics.ts"
 import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 
 /**
@@ -115,6 +116,13 @@ export interface RedisOptions {
    * are bounded by `maxReplyBytes` instead.
    */
   readonly maxLineLength?: number | undefined
+  /**
+   * Engine metrics (Effect `Metric`): latency per strategy, requests in flight per engine,
+   * window waits, reconnects by reason, connection counts, and pooled wait times. Default
+   * `false`: then the engines do no metric work at all. The names are listed in the
+   * package README ("Metrics and spans").
+   */
+  readonly metrics?: boolean | undefined
 }
 
 /**
@@ -162,6 +170,10 @@ export interface ResolvedOptions {
   readonly hooks?: ConnectionHooks | undefined
   /** Set by the Cluster layer on replica read clients: `READONLY` in the handshake. */
   readonly replicaReads?: boolean | undefined
+  /** The `metrics` option. */
+  readonly metrics: boolean
+  /** Set by the client when `metrics` is on: the series its engines update. */
+  readonly instruments?: ClientMetrics | undefined
 }
 
 /**
@@ -435,7 +447,8 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     window,
     maxReplyBytes,
     maxLineLength,
-    target
+    target,
+    metrics: options.metrics === true
   }
   return resolved
 })

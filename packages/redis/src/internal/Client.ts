@@ -34,6 +34,7 @@ import * as CommandKeys from "../CommandKeys.ts"
 import * as ElasticEngines from "./ElasticEngines.ts"
 import { argumentText } from "./Text.ts"
 import { commandName, type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
+import * as EngineMetrics from "./EngineMetrics.ts"
 
 type Service = RedisConnection["Service"]
 
@@ -238,9 +239,17 @@ const onExclusiveEngine =
     use: (engine: Engine) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>> =>
     // No client-cache hooks: nothing read on it is cached, and its comings and goings must
-    // not flush the cache.
+    // not flush the cache. Metrics: the same series, no gauge of its own.
     Effect.scoped(
-      Effect.flatMap(makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY, hooks: undefined }), use)
+      Effect.flatMap(
+        makeEngine({
+          ...resolved,
+          stallTimeout: Number.POSITIVE_INFINITY,
+          hooks: undefined,
+          instruments: resolved.instruments?.exclusive
+        }),
+        use
+      )
     )
 
 /** `withExclusive`: a connection of the caller's own for the scope of `use`. */
@@ -349,8 +358,20 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
   }
 }
 
+/**
+ * With `metrics` on, the client's metric series, released when the client's scope closes;
+ * the options its engines are made with carry them.
+ */
+const instrumented = Effect.fnUntraced(function* (resolved: ResolvedOptions, strategy: ConnectionInfo["strategy"]) {
+  if (!resolved.metrics) return resolved
+  const instruments = EngineMetrics.make(yield* Effect.context<never>(), strategy, resolved.target)
+  yield* Effect.addFinalizer(() => Effect.sync(() => instruments.close()))
+  return { ...resolved, instruments }
+})
+
 /** One engine behind the service. */
-export const makeSingle = Effect.fnUntraced(function* (resolved: ResolvedOptions) {
+export const makeSingle = Effect.fnUntraced(function* (options: ResolvedOptions) {
+  const resolved = yield* instrumented(options, "single")
   const engine = yield* makeEngine(resolved)
   const info: ConnectionInfo = {
     strategy: "single",
@@ -368,10 +389,11 @@ export const makeSingle = Effect.fnUntraced(function* (resolved: ResolvedOptions
  * engine; `"key"` the engine of the first key's hash slot (keyless commands round-robin).
  */
 export const makeMultiplexed = Effect.fnUntraced(function* (
-  resolved: ResolvedOptions,
+  options: ResolvedOptions,
   connections: number,
   routing: "spread" | "key" | undefined
 ) {
+  const resolved = yield* instrumented(options, "multiplexed")
   const engines: Array<Engine> = []
   for (let i = 0; i < connections; i++) engines.push(yield* makeEngine(resolved))
   let next = 0
@@ -453,11 +475,12 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
  * `EngineSizer` for when, `ElasticEngines` for how keys move without losing their order).
  */
 export const makeSized = Effect.fnUntraced(function* (
-  resolved: ResolvedOptions,
+  options: ResolvedOptions,
   sizing: ElasticEngines.Sizing,
   routing: "spread" | "key" | undefined,
   auto: boolean = true
 ) {
+  const resolved = yield* instrumented(options, "multiplexed")
   const elastic = yield* ElasticEngines.make(resolved, sizing, routing, auto)
   const info: ConnectionInfo = {
     strategy: "multiplexed",
@@ -472,7 +495,9 @@ export const makeSized = Effect.fnUntraced(function* (
 })
 
 /** A pool of connections; each call borrows one for itself. */
-export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions, size: number) {
+export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions, size: number) {
+  const resolved = yield* instrumented(options, "pooled")
+  const metrics = resolved.instruments
   // The pool's engines, so that closing can tell each to stop admitting before it waits.
   const engines = new Set<Engine>()
   const acquire = Effect.tap(makeEngine(resolved), (engine) =>
@@ -536,7 +561,14 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
   ): Effect.Effect<A, RedisError> =>
     Effect.suspend(() => {
       // A connection that still owes a reply to a caller who timed out is replaced before it is lent.
-      const lend = Effect.tap(Pool.get(pool), (engine) => engine.refresh)
+      const fresh = Effect.tap(Pool.get(pool), (engine) => engine.refresh)
+      const lend =
+        metrics === undefined
+          ? fresh
+          : Effect.suspend(() => {
+              const asked = performance.now()
+              return Effect.tap(fresh, () => Effect.sync(() => metrics.poolWait(performance.now() - asked)))
+            })
       if (timeout === Number.POSITIVE_INFINITY) {
         return track(Effect.scoped(Effect.flatMap(lend, (engine) => f(engine, timeout, timeout))))
       }
@@ -546,8 +578,9 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
           lend.pipe(
             Effect.timeoutOrElse({
               duration: timeout,
-              orElse: () =>
-                Effect.fail(
+              orElse: () => {
+                metrics?.poolTimeout()
+                return Effect.fail(
                   new RedisError({
                     reason: new Timeout({
                       written: false,
@@ -556,6 +589,7 @@ export const makePooled = Effect.fnUntraced(function* (resolved: ResolvedOptions
                     })
                   })
                 )
+              }
             }),
             // The engine runs on what is left of the budget; its errors name the configured timeout.
             Effect.flatMap((engine) => f(engine, Math.max(1, timeout - (performance.now() - start)), timeout))

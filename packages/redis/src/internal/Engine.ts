@@ -31,6 +31,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
+import type { ClientMetrics, LossReason } from "./EngineMetrics.ts"
 import { FullDuplexWindow } from "./FullDuplexWindow.ts"
 import {
   Closed,
@@ -125,6 +126,8 @@ export class Request<A = unknown> {
   readonly reportedTimeout: number
   /** The caller stopped waiting because its timeout passed (the reply may still be owed). */
   expired = false
+  /** When it was admitted, for the latency metric (0: not measured). */
+  startedAt = 0
   constructor(
     commands: ReadonlyArray<Command>,
     batch: boolean,
@@ -189,6 +192,10 @@ class Connection {
   readonly closed: Deferred.Deferred<void> = Deferred.makeUnsafe()
   dead = false
   failure: RedisError | undefined = undefined
+  /** Why it was lost, for the reconnect metric. */
+  lost: LossReason = "closed"
+  /** The server ended its side (FIN). */
+  ended = false
   replies = 0
   /** When the last byte arrived, or when the oldest owed command was written if later. */
   lastByteAt = performance.now()
@@ -221,13 +228,19 @@ class Connection {
               offset: error.offset,
               cause: error
             })
-          })
+          }),
+          "protocol"
         )
       }
     })
     socket.on("drain", () => this.wakeDrain())
+    socket.once("end", () => {
+      this.ended = true
+    })
     socket.on("error", (cause) => {
       if (this.failure === undefined) {
+        // After the peer's FIN, a reset (a write racing the close) is still the server closing.
+        if (!this.ended) this.lost = "error"
         this.failure = new RedisError({
           reason: new ConnectionLost({
             written: true,
@@ -255,7 +268,8 @@ class Connection {
           reason: new Protocol({
             message: `${this.engine.options.target} sent a reply no command was waiting for; the connection was reset`
           })
-        })
+        }),
+        "protocol"
       )
       return
     }
@@ -292,9 +306,10 @@ class Connection {
   }
 
   /** Tears the connection down; everything in flight fails with `failure`. */
-  fatal(failure: RedisError): void {
+  fatal(failure: RedisError, lost?: LossReason): void {
     if (this.dead) return
     this.failure = failure
+    if (lost !== undefined) this.lost = lost
     this.dead = true
     this.engine.detach(this)
     this.socket.destroy()
@@ -472,9 +487,12 @@ export class Engine {
   private sweeper: ReturnType<typeof setInterval> | undefined = undefined
 
   readonly options: ResolvedOptions
+  /** Set when the client has `metrics` on; every hook below is skipped otherwise. */
+  readonly metrics: ClientMetrics | undefined
 
   constructor(options: ResolvedOptions, queue: Queue.Queue<AnyRequest>) {
     this.options = options
+    this.metrics = options.instruments
     this.window = new FullDuplexWindow(options.window)
     this.queue = queue
   }
@@ -514,7 +532,8 @@ export class Engine {
           written: true,
           message: `the pooled connection to ${this.options.target} still owed a reply to a caller who timed out, so it was replaced before it was lent again; the commands it owed may have run`
         })
-      })
+      }),
+      "replaced"
     )
     return Effect.asVoid(this.awaitConnection)
   })
@@ -569,10 +588,12 @@ export class Engine {
   admit(request: AnyRequest): Effect.Effect<void, RedisError> {
     const refusal = this.refusal()
     if (refusal !== undefined) return Effect.fail(refusal)
+    if (this.metrics !== undefined && request.startedAt === 0) request.startedAt = performance.now()
     if (this.window.tryTake(request.permits)) {
       this.enqueue(request)
       return Effect.void
     }
+    this.metrics?.windowWait()
     const admission = this.window.admit(request.permits, () => this.enqueue(request))
     if (request.timeout === Number.POSITIVE_INFINITY) return admission
     return Effect.timeoutOrElse(admission, {
@@ -680,6 +701,7 @@ export class Engine {
       resume(Effect.fail(refusal))
       return undefined
     }
+    if (this.metrics !== undefined) request.startedAt = performance.now()
     if (this.window.tryTake(request.permits)) {
       request.resume = resume
       this.enqueue(request)
@@ -716,6 +738,7 @@ export class Engine {
     }
     request.commands = EMPTY_COMMANDS
     request.replies = undefined
+    if (this.metrics !== undefined) this.observe(request)
     // Permits first: completing the Deferred may resume the caller, who must see them back.
     if (request.permits > 0) this.window.release(request.permits)
     request.complete(exit)
@@ -726,6 +749,7 @@ export class Engine {
     request.state = SETTLED
     request.commands = EMPTY_COMMANDS
     request.replies = undefined
+    if (this.metrics !== undefined) this.observe(request)
     if (request.permits > 0) this.window.release(request.permits)
     request.complete(Exit.fail(error))
   }
@@ -736,6 +760,7 @@ export class Engine {
     if (!written) request.state = ABANDONED
     else this.markOverdue(request)
     request.expired = true
+    if (this.metrics !== undefined) this.observe(request)
     const timeout = request.reportedTimeout
     request.complete(
       Exit.fail(
@@ -750,6 +775,11 @@ export class Engine {
         })
       )
     )
+  }
+
+  /** Records the latency of a request completing now (once: a late reply after a timeout is not counted). */
+  private observe(request: AnyRequest): void {
+    if (request.startedAt !== 0 && request.exit === undefined) this.metrics!.completed(request)
   }
 
   /** Keeps the sweeper running (it stops itself when nothing is left to watch). */
@@ -776,7 +806,8 @@ export class Engine {
             written: true,
             message: `no byte from ${this.options.target} for ${this.options.stallTimeout} ms while ${connection.inflight.length} commands were owed (stallTimeout); the connection was replaced and the commands may have run`
           })
-        })
+        }),
+        "stall"
       )
     }
     for (;;) {
@@ -811,7 +842,8 @@ export class Engine {
             written: true,
             message: `no byte from ${this.options.target} for ${this.options.deadPeerTimeout} ms while the reply owed next belonged to a caller who had timed out (deadPeerTimeout); the connection was presumed dead and replaced, and the ${live.inflight.length} commands it owed may have run`
           })
-        })
+        }),
+        "deadPeer"
       )
     }
     const owed = this.connection !== undefined && this.connection.inflight.length > 0
@@ -971,7 +1003,7 @@ export class Engine {
   reset(message: string): void {
     const connection = this.connection
     if (connection === undefined || connection.dead) return
-    connection.fatal(new RedisError({ reason: new ConnectionLost({ written: true, message }) }))
+    connection.fatal(new RedisError({ reason: new ConnectionLost({ written: true, message }) }), "failover")
   }
 
   /** Sends a batch on a connection that is not ready yet and waits for its replies until `deadline`. */
@@ -1078,6 +1110,7 @@ export class Engine {
           this.failUnwritten(this.closedError(false, "closed while disconnected; the command was never sent"))
           return yield* Effect.never
         }
+        this.metrics?.reconnect(connection.lost)
         if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
         else this.startOfflineTimer()
         // A connection that did work earns an immediate reconnect; one that died at once backs off.
@@ -1164,6 +1197,10 @@ export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, Redi
     engine.install(yield* engine.connect)
     if (options.locator !== undefined) {
       const unregister = options.locator.register(engine)
+      yield* Effect.addFinalizer(() => Effect.sync(unregister))
+    }
+    if (engine.metrics !== undefined) {
+      const unregister = engine.metrics.register(engine)
       yield* Effect.addFinalizer(() => Effect.sync(unregister))
     }
     yield* Effect.forkScoped(engine.supervise)
