@@ -500,11 +500,7 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
       `readPreference must be "primary", "replica" or "preferReplica" (got "${String(preference)}")`
     )
   }
-  if (merged.url !== undefined && /^rediss?\+sentinel:/i.test(merged.url)) {
-    const parsed = yield* parseSentinelUrl(merged.url)
-    const { url: _url, ...rest } = merged
-    merged = { ...parsed.data, ...rest, sentinel: { ...parsed.sentinel, ...merged.sentinel } }
-  }
+  merged = yield* expandSentinelUrl(merged)
   if (merged.cluster !== undefined) {
     if (merged.sentinel !== undefined || merged.replicas !== undefined) {
       return yield* configError(
@@ -597,6 +593,75 @@ const parseSentinelUrl = (url: string) =>
     return { data, sentinel }
   })
 
+/** A `redis+sentinel://` URL turned into the data options and `sentinel`; other options as they are. */
+const expandSentinelUrl = (options: LayerOptions): Effect.Effect<LayerOptions, RedisError> =>
+  options.url === undefined || !/^rediss?\+sentinel:/i.test(options.url)
+    ? Effect.succeed(options)
+    : Effect.map(parseSentinelUrl(options.url), (parsed) => {
+        const { url: _url, ...rest } = options
+        return { ...parsed.data, ...rest, sentinel: { ...parsed.sentinel, ...options.sentinel } }
+      })
+
+/** The sentinel side of a client: the sentinels checked and a topology watching them (in the scope). */
+const sentinelTopology = Effect.fnUntraced(function* (
+  config: SentinelConfig,
+  options: LayerOptions,
+  base: RedisOptions.ResolvedOptions
+) {
+  if (options.host !== undefined || options.port !== undefined || options.path !== undefined) {
+    return yield* configError(
+      "sentinel",
+      "host, port and path do not apply with a sentinel (it names the primary); drop them"
+    )
+  }
+  if (typeof config.name !== "string" || config.name === "") {
+    return yield* configError("sentinel.name", "the monitored name is missing (sentinel monitor <name> …)")
+  }
+  if (!Array.isArray(config.sentinels) || config.sentinels.length === 0) {
+    return yield* configError("sentinel.sentinels", "list at least one sentinel address (host:port)")
+  }
+  const sentinels: Array<Sentinel.HostPort> = []
+  for (const entry of config.sentinels) sentinels.push(yield* parseAddress("sentinel.sentinels", entry, 26379))
+  const sentinelTls = config.sentinelTls ?? false
+  const topology = yield* Sentinel.makeSentinelTopology(
+    {
+      sentinels,
+      name: config.name,
+      username: config.sentinelUsername,
+      password:
+        config.sentinelPassword === undefined
+          ? undefined
+          : Redacted.isRedacted(config.sentinelPassword)
+            ? config.sentinelPassword
+            : Redacted.make(config.sentinelPassword),
+      tls: sentinelTls === false ? undefined : sentinelTls === true ? {} : sentinelTls
+    },
+    base
+  )
+  return topology
+})
+
+/**
+ * The resolved options of a connection to the primary: with a sentinel (`sentinel`, or a
+ * `redis+sentinel://` URL) they carry the locator that follows failovers and the stable target
+ * `sentinel:<name>/<db>`. For the dedicated connections of other services (`RedisPubSub`).
+ *
+ * @since 0.1.0
+ * @category internal
+ */
+export const resolvePrimary = Effect.fnUntraced(function* (options: LayerOptions) {
+  const merged = yield* expandSentinelUrl(options)
+  const base = yield* RedisOptions.resolve(merged)
+  if (merged.sentinel === undefined) return base
+  const topology = yield* sentinelTopology(merged.sentinel, merged, base)
+  const resolved: RedisOptions.ResolvedOptions = {
+    ...base,
+    target: `sentinel:${merged.sentinel.name}/${base.database}`,
+    locator: topology.primary
+  }
+  return resolved
+})
+
 /** A client over a primary (fixed, or found by the sentinels) and its replicas, with the read router. */
 const makeReplicated = Effect.fnUntraced(function* (
   strategy: Strategy,
@@ -615,36 +680,7 @@ const makeReplicated = Effect.fnUntraced(function* (
   let target = base.target
   let primaryEpoch: (() => number) | undefined
   if (config !== undefined) {
-    if (options.host !== undefined || options.port !== undefined || options.path !== undefined) {
-      return yield* configError(
-        "sentinel",
-        "host, port and path do not apply with a sentinel (it names the primary); drop them"
-      )
-    }
-    if (typeof config.name !== "string" || config.name === "") {
-      return yield* configError("sentinel.name", "the monitored name is missing (sentinel monitor <name> …)")
-    }
-    if (!Array.isArray(config.sentinels) || config.sentinels.length === 0) {
-      return yield* configError("sentinel.sentinels", "list at least one sentinel address (host:port)")
-    }
-    const sentinels: Array<Sentinel.HostPort> = []
-    for (const entry of config.sentinels) sentinels.push(yield* parseAddress("sentinel.sentinels", entry, 26379))
-    const sentinelTls = config.sentinelTls ?? false
-    const topology = yield* Sentinel.makeSentinelTopology(
-      {
-        sentinels,
-        name: config.name,
-        username: config.sentinelUsername,
-        password:
-          config.sentinelPassword === undefined
-            ? undefined
-            : Redacted.isRedacted(config.sentinelPassword)
-              ? config.sentinelPassword
-              : Redacted.make(config.sentinelPassword),
-        tls: sentinelTls === false ? undefined : sentinelTls === true ? {} : sentinelTls
-      },
-      base
-    )
+    const topology = yield* sentinelTopology(config, options, base)
     // The stable name of the server (caches are keyed by it) is the monitored name, not an address.
     target = `sentinel:${config.name}/${base.database}`
     const primaryTarget = target

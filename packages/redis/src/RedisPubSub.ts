@@ -7,7 +7,8 @@
  *   published after that is delivered. It lasts until its scope closes (or the fiber is
  *   interrupted), then the channel is unsubscribed once no other subscriber needs it.
  * - After a lost connection the client reconnects and subscribes again. Messages published
- *   while it was disconnected are lost: Redis Pub/Sub is at-most-once.
+ *   while it was disconnected are lost: Redis Pub/Sub is at-most-once. With a sentinel the
+ *   connection follows a failover to the new primary.
  * - Each subscription buffers at most `bufferSize` messages (default 1024) for a slow
  *   consumer; past that the `overflow` policy drops the oldest (`"dropOldest"`, default) or
  *   the newest (`"dropNewest"`) message. Memory stays bounded whatever the publishers do.
@@ -37,9 +38,9 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { type RawMessage, Subscriber } from "./internal/Subscriber.ts"
-import { RedisConnection } from "./RedisConnection.ts"
+import { RedisConnection, resolvePrimary, type SentinelConfig } from "./RedisConnection.ts"
 import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
-import * as RedisOptions from "./RedisOptions.ts"
+import type * as RedisOptions from "./RedisOptions.ts"
 
 const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 
@@ -147,15 +148,28 @@ const configError = (field: string, message: string): RedisError =>
   new RedisError({ reason: new ConfigReason({ field, message }) })
 
 /**
+ * Where the subscriber connection goes: the server's options, or a primary watched by Sentinel
+ * (`sentinel: { sentinels, name, … }` or a `redis+sentinel://` URL, as for `RedisConnection`).
+ * With a sentinel the subscriber follows failovers: it reconnects to the new primary (checked
+ * with `ROLE`) and subscribes again; messages published meanwhile are lost, as on any reconnect.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends RedisOptions.RedisOptions {
+  readonly sentinel?: SentinelConfig | undefined
+}
+
+/**
  * Builds the service: connects the dedicated subscriber connection now (a wrong address
  * fails here) and publishes through the `RedisConnection` in context.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.fn("RedisPubSub.make")(function* (options: RedisOptions.RedisOptions) {
+export const make = Effect.fn("RedisPubSub.make")(function* (options: Options) {
   const connection = yield* RedisConnection
-  const resolved = yield* RedisOptions.resolve(options)
+  const resolved = yield* resolvePrimary(options)
   const subscriber = yield* Subscriber.make(resolved)
   let dropped = 0
 
@@ -256,5 +270,5 @@ export const make = Effect.fn("RedisPubSub.make")(function* (options: RedisOptio
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: RedisOptions.RedisOptions): Layer.Layer<RedisPubSub, RedisError, RedisConnection> =>
+export const layer = (options: Options): Layer.Layer<RedisPubSub, RedisError, RedisConnection> =>
   Layer.effect(RedisPubSub, make(options))

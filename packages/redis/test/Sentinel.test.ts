@@ -11,7 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as RedisConnection from "../src/RedisConnection.ts"
+import * as RedisPubSub from "../src/RedisPubSub.ts"
 import type { RedisError } from "../src/RedisError.ts"
 import * as Ledger from "./fixtures/Ledger.ts"
 
@@ -268,6 +270,37 @@ describe("sentinel", { timeout: 120_000 }, () => {
           pooled: yield* RedisConnection.makeFromOptions({ ...common, strategy: "pooled", size: 8, sentinel: config })
         }
         const labels = Object.keys(clients) as Array<keyof typeof clients>
+        // A subscriber that follows the primary across both failovers.
+        const pubsub = yield* RedisPubSub.make({ password: DATA_PASSWORD, sentinel: config }).pipe(
+          Effect.provideService(RedisConnection.RedisConnection, clients.multiplexed)
+        )
+        const received: Array<string> = []
+        yield* Effect.forkChild(
+          Stream.runForEach(yield* pubsub.subscribe("events"), (m) => Effect.sync(() => received.push(m.message))),
+          { startImmediately: true }
+        )
+        /** The subscriber is on `port` (PUBSUB NUMSUB counts the server's own subscribers) and gets messages. */
+        const subscribedAt = (port: number) =>
+          Effect.gen(function* () {
+            const direct = yield* RedisConnection.makeSingle({ port, password: DATA_PASSWORD })
+            yield* eventually(
+              `the subscriber to move to the primary on port ${port}`,
+              Effect.map(
+                direct.execute(["PUBSUB", "NUMSUB", "events"]),
+                (r) => Number((r as ReadonlyArray<Reply>)[1]) === 1
+              )
+            )
+            let n = 0
+            yield* eventually(
+              `a message through the primary on port ${port}`,
+              Effect.gen(function* () {
+                const text = `on ${port} #${n++}`
+                yield* direct.execute(["PUBLISH", "events", text])
+                yield* Effect.sleep(20)
+                return received.includes(text)
+              })
+            )
+          })
         let stopped = false
         let phase = 0
         const running = yield* Effect.forkChild(
@@ -309,6 +342,7 @@ describe("sentinel", { timeout: 120_000 }, () => {
         )
         const second = yield* primaryPort
         yield* serving(second)
+        yield* subscribedAt(second)
         // The client says its primary changed (the graph schema cache re-validates on it).
         assert.isAbove(clients.multiplexed.info.primaryEpoch!(), epochBefore ?? -1)
         // Sentinel converts the demoted primary into a replica a few seconds later; a kill -9
@@ -330,6 +364,7 @@ describe("sentinel", { timeout: 120_000 }, () => {
         )
         const third = yield* primaryPort
         yield* serving(third)
+        yield* subscribedAt(third)
         yield* Effect.sleep(500)
         stopped = true
         const results = yield* Fiber.join(running)

@@ -232,9 +232,20 @@ export class Subscriber {
   private readonly connect: Effect.Effect<Deferred.Deferred<void>, RedisError> = Effect.gen(
     { self: this },
     function* () {
-      const socket = yield* openSocket(this.options)
-      const closed = Deferred.makeUnsafe<void>()
+      const locator = this.options.locator
+      const generation = locator?.generation
+      let socket: Net.Socket
+      let target = this.options.target
       const handshake = handshakeCommands(this.options)
+      if (locator === undefined) socket = yield* openSocket(this.options)
+      else {
+        // Sentinel: the primary named now, checked with ROLE like the engines' connections.
+        const located = yield* locator.locate
+        target = `${this.options.target} at ${located.host}:${located.port}`
+        socket = yield* openSocket(this.options, { _tag: "Tcp", host: located.host, port: located.port }, target)
+        handshake.push(["ROLE"])
+      }
+      const closed = Deferred.makeUnsafe<void>()
       const replies: Array<Reply> = []
       const handshaken = Deferred.makeUnsafe<Array<Reply>, RedisError>()
       let subscribed = false
@@ -296,6 +307,21 @@ export class Subscriber {
         if (answer instanceof ErrorReply) {
           socket.destroy()
           return yield* fromErrorReply(answer, String(handshake[i]![0]))
+        }
+      }
+      if (locator !== undefined) {
+        const role = answers[answers.length - 1]
+        const actual = Array.isArray(role) ? replyToString(role[0] as Reply) : undefined
+        // A stale answer of the sentinels, or a failover while connecting: try again later.
+        const problem =
+          actual !== locator.role
+            ? `${target} reports the role "${actual}", not "${locator.role}" (a failover in progress?); reconnecting`
+            : locator.generation !== generation
+              ? `${target}: a failover happened while connecting; reconnecting`
+              : undefined
+        if (problem !== undefined) {
+          socket.destroy()
+          return yield* new RedisError({ reason: new Offline({ message: problem }) })
         }
       }
       subscribed = true
@@ -367,11 +393,25 @@ export class Subscriber {
     socket?.destroy()
   })
 
+  /** Whether a subscribed connection is up (a `Locatable`). */
+  get online(): boolean {
+    return this.socket !== undefined
+  }
+
+  /** A failover: drops the connection; the supervisor reconnects to the new primary and subscribes again. */
+  reset(_message: string): void {
+    this.socket?.destroy()
+  }
+
   /** Connects now (a wrong address fails the construction), then supervises in the background. */
   static make(options: ResolvedOptions): Effect.Effect<Subscriber, RedisError, Scope.Scope> {
     return Effect.gen(function* () {
       const subscriber = new Subscriber(options)
       const closed = yield* subscriber.connect
+      if (options.locator !== undefined) {
+        const unregister = options.locator.register(subscriber)
+        yield* Effect.addFinalizer(() => Effect.sync(unregister))
+      }
       yield* Effect.forkScoped(subscriber.supervise(closed))
       yield* Effect.addFinalizer(() => subscriber.close)
       return subscriber
