@@ -187,7 +187,8 @@ const upperName = (command: Command): string => argumentText(command[0]).toUpper
  * keys it names; an unknown one (a module's) and the flushing ones may have written anything.
  */
 const writtenBy = (command: Command): Written => {
-  if (CommandKeys.isReadOnly(command)) return undefined
+  // WATCH, MULTI and the like change the connection, not the data (EXEC: see `Transactions`).
+  if (CommandKeys.isReadOnly(command) || CommandKeys.isConnectionState(command)) return undefined
   const keys = CommandKeys.keys(command)
   if (keys.length > 0) return keys.map(keyText)
   if (!CommandKeys.isKnown(command)) return "all"
