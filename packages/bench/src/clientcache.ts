@@ -46,38 +46,16 @@ export const run = (options: Harness.TableOptions): Effect.Effect<string, unknow
         // Never read before: a miss, a store, and past maxEntries an eviction.
         ["cached, misses", missing.connection, () => `bench:cache:miss:${fresh++}`]
       ]
-      const cell = (redis: Service, key: (caller: number, i: number) => string, callers: number, millis: number) =>
-        Effect.map(
+      const rows = yield* Harness.variantTable(
+        options,
+        [1, 64],
+        variants.map(([name, redis, key]) => [name, { redis, key }] as const),
+        ({ key, redis }, callers, millis) =>
           Harness.cpuLoop(callers, millis, (caller, i) => redis.execute(["GET", key(caller, i)])),
-          (sample) => ({ rate: sample.rate, cpu: sample.cpuMicrosPerOp })
-        )
-      for (const [, redis, key] of variants) yield* cell(redis, key, 8, options.warmupMillis)
-      const samples = new Map<string, Array<{ rate: number; cpu: number }>>()
-      for (let round = 0; round < options.runs; round++) {
-        for (const callers of [1, 64]) {
-          for (const [name, redis, key] of variants) {
-            const id = `${callers}/${name}`
-            samples.set(id, [...(samples.get(id) ?? []), yield* cell(redis, key, callers, options.millis)])
-          }
-        }
-      }
+        (cpu, uncached) => `${(cpu / uncached).toFixed(2)}x`
+      )
       const hits = yield* cache.stats
       const misses = yield* missing.stats
-      const rows: Array<Array<string>> = []
-      for (const callers of [1, 64]) {
-        const base = Harness.median((samples.get(`${callers}/uncached`) ?? []).map((s) => s.cpu))
-        for (const [name] of variants) {
-          const list = samples.get(`${callers}/${name}`) ?? []
-          const cpu = Harness.median(list.map((s) => s.cpu))
-          rows.push([
-            String(callers),
-            name,
-            Harness.formatRate(Harness.median(list.map((s) => s.rate))),
-            cpu.toFixed(2),
-            `${(cpu / base).toFixed(2)}x`
-          ])
-        }
-      }
       return [
         "### Client-side caching (single RESP3 client, execute GET over 1024 keys)",
         "",

@@ -451,3 +451,52 @@ export interface TableOptions {
   readonly millis: number
   readonly warmupMillis: number
 }
+
+/**
+ * A table of variants of one closed loop (bare vs instrumented, uncached vs cached …): a warm-up
+ * of each at 8 callers, then `options.runs` rounds, each running every variant at every caller
+ * count in order (interleaved, so noise hits them alike); rows of callers, variant, median
+ * ops/s, median Node CPU µs per op and `compare(cpu, cpu of the first variant)`.
+ *
+ * @since 0.1.0
+ * @category measuring
+ */
+export const variantTable = <V, E>(
+  options: TableOptions,
+  callers: ReadonlyArray<number>,
+  variants: ReadonlyArray<readonly [string, V]>,
+  loop: (
+    variant: V,
+    callers: number,
+    millis: number
+  ) => Effect.Effect<{ readonly rate: number; readonly cpuMicrosPerOp: number }, E>,
+  compare: (cpu: number, base: number) => string
+): Effect.Effect<Array<Array<string>>, E> =>
+  Effect.gen(function* () {
+    for (const [, variant] of variants) yield* loop(variant, 8, options.warmupMillis)
+    const samples = new Map<string, Array<{ readonly rate: number; readonly cpuMicrosPerOp: number }>>()
+    for (let round = 0; round < options.runs; round++) {
+      for (const count of callers) {
+        for (const [name, variant] of variants) {
+          const key = `${count}/${name}`
+          samples.set(key, [...(samples.get(key) ?? []), yield* loop(variant, count, options.millis)])
+        }
+      }
+    }
+    const rows: Array<Array<string>> = []
+    for (const count of callers) {
+      const cpuOf = (name: string) => median((samples.get(`${count}/${name}`) ?? []).map((s) => s.cpuMicrosPerOp))
+      const base = cpuOf(variants[0]![0])
+      for (const [name] of variants) {
+        const cpu = cpuOf(name)
+        rows.push([
+          String(count),
+          name,
+          formatRate(median((samples.get(`${count}/${name}`) ?? []).map((s) => s.rate))),
+          cpu.toFixed(2),
+          compare(cpu, base)
+        ])
+      }
+    }
+    return rows
+  })

@@ -13,12 +13,6 @@ import * as Harness from "./harness.ts"
 
 type Service = RedisConnection.RedisConnection["Service"]
 
-const cell = (redis: Service, callers: number, millis: number) =>
-  Effect.map(
-    Harness.cpuLoop(callers, millis, (caller) => redis.execute(["GET", `bench:${caller % 1024}`])),
-    (sample) => ({ rate: sample.rate, cpu: sample.cpuMicrosPerOp })
-  )
-
 /**
  * Runs the table and renders it.
  *
@@ -40,31 +34,14 @@ export const run = (options: Harness.TableOptions): Effect.Effect<string, unknow
         ["metrics", RedisInstrumentation.instrument(base, { metrics: true }, context)],
         ["metrics + spans", RedisInstrumentation.instrument(base, { metrics: true, spans: true }, context)]
       ]
-      for (const [, redis] of variants) yield* cell(redis, 8, options.warmupMillis)
-      const samples = new Map<string, Array<{ rate: number; cpu: number }>>()
-      for (let round = 0; round < options.runs; round++) {
-        for (const callers of [1, 64]) {
-          for (const [name, redis] of variants) {
-            const key = `${callers}/${name}`
-            samples.set(key, [...(samples.get(key) ?? []), yield* cell(redis, callers, options.millis)])
-          }
-        }
-      }
-      const rows: Array<Array<string>> = []
-      for (const callers of [1, 64]) {
-        const bare = samples.get(`${callers}/bare`) ?? []
-        for (const [name] of variants) {
-          const list = samples.get(`${callers}/${name}`) ?? []
-          const cpu = Harness.median(list.map((s) => s.cpu))
-          rows.push([
-            String(callers),
-            name,
-            Harness.formatRate(Harness.median(list.map((s) => s.rate))),
-            cpu.toFixed(2),
-            (cpu - Harness.median(bare.map((s) => s.cpu))).toFixed(2)
-          ])
-        }
-      }
+      const rows = yield* Harness.variantTable(
+        options,
+        [1, 64],
+        variants,
+        (redis, callers, millis) =>
+          Harness.cpuLoop(callers, millis, (caller) => redis.execute(["GET", `bench:${caller % 1024}`])),
+        (cpu, bare) => (cpu - bare).toFixed(2)
+      )
       return [
         "### Cost of instrumentation (single client, execute GET)",
         "",

@@ -13,8 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as RedisClientCache from "../src/RedisClientCache.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
-import type { RedisError } from "../src/RedisError.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
+import { until } from "./fixtures/Until.ts"
 
 const text = (reply: Reply): string | null =>
   reply === null ? null : reply instanceof Uint8Array ? new TextDecoder().decode(reply) : String(reply)
@@ -26,16 +26,6 @@ const calls = (admin: Admin, command: string) =>
   Effect.map(admin.execute(["INFO", "commandstats"]), (reply) => {
     const match = new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(text(reply) ?? "")
     return match === null ? 0 : Number(match[1])
-  })
-
-/** Polls `check` at most 500 times, 10 ms apart. */
-const until = (check: Effect.Effect<boolean, RedisError>, what: string) =>
-  Effect.gen(function* () {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      if (yield* check) return
-      yield* Effect.sleep(10)
-    }
-    assert.fail(`gave up waiting until ${what}`)
   })
 
 const strategies: ReadonlyArray<{ readonly name: string; readonly options: RedisConnection.LayerOptions }> = [

@@ -10,6 +10,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import * as RedisPubSub from "../src/RedisPubSub.ts"
+import { until } from "./fixtures/Until.ts"
 
 const setup = (url: string, protocol: 2 | 3) =>
   Effect.gen(function* () {
@@ -22,15 +23,6 @@ const setup = (url: string, protocol: 2 | 3) =>
 
 const numsub = (redis: RedisConnection.RedisConnection["Service"], channel: string) =>
   Effect.map(redis.execute(["PUBSUB", "NUMSUB", channel]), (reply) => Number((reply as ReadonlyArray<unknown>)[1]))
-
-const until = (check: Effect.Effect<boolean, unknown>, what: string) =>
-  Effect.gen(function* () {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      if (yield* check) return
-      yield* Effect.sleep(10)
-    }
-    assert.fail(`timed out waiting until ${what}`)
-  })
 
 const texts = (stream: Stream.Stream<RedisPubSub.PubSubMessage, unknown>, count: number) =>
   Stream.runCollect(
