@@ -33,7 +33,7 @@ import type { ResolvedOptions } from "../RedisOptions.ts"
 import * as CommandKeys from "../CommandKeys.ts"
 import * as ElasticEngines from "./ElasticEngines.ts"
 import { argumentText } from "./Text.ts"
-import { commandName, type Engine, makeEngine, Request, validateCommand } from "./Engine.ts"
+import { commandName, type Engine, FutureRequest, makeEngine, Request, validateCommand } from "./Engine.ts"
 import * as EngineMetrics from "./EngineMetrics.ts"
 
 type Service = RedisConnection["Service"]
@@ -108,48 +108,13 @@ const enginePipeline = (
   })
 
 /**
- * The future of a submitted request. Its faces are made when they are read (each read gives
- * an equivalent effect), so a submit allocates one small object, not a set of closures.
+ * Puts a checked command on its way on an engine; the future (the request itself) is returned
+ * once it is admitted. Called while the submitting effect runs.
  */
-class RequestFuture<A> implements Future<A> {
-  readonly request: Request<A>
-  constructor(request: Request<A>) {
-    this.request = request
-  }
-  get await(): Effect.Effect<A, RedisError> {
-    return this.request.wait()
-  }
-  get awaitTimeout(): (timeout: Duration.Input) => Effect.Effect<A, RedisError> {
-    const request = this.request
-    return (timeout) => {
-      const millis = Duration.toMillis(Duration.fromInputUnsafe(timeout))
-      return Effect.timeoutOrElse(request.wait(), {
-        duration: millis,
-        orElse: () =>
-          Effect.fail(
-            new RedisError({
-              reason: new Timeout({
-                written: request.written,
-                timeout: millis,
-                message: `stopped waiting after ${millis} ms; the command is ${request.written ? "sent and still owed a reply" : "still queued"} and was not cancelled`
-              })
-            })
-          )
-      })
-    }
-  }
-  get poll(): Effect.Effect<A | undefined, RedisError> {
-    const request = this.request
-    return Effect.suspend(() => (request.exit !== undefined ? request.exit : Effect.succeed(undefined)))
-  }
+const engineSubmit = (engine: Lane, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> => {
+  const request = new FutureRequest<Reply>([command], false, 1, timeout)
+  return Effect.as(engine.admit(request), request)
 }
-
-/** Puts a checked command on its way on an engine; the future is returned once it is admitted. */
-const engineSubmit = (engine: Lane, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> =>
-  Effect.suspend(() => {
-    const request = new Request<Reply>([command], false, 1, timeout)
-    return Effect.as(engine.admit(request), new RequestFuture(request))
-  })
 
 /** Commands whose replies do not follow the one-request-one-reply rule: never sent by this client. */
 const unsupported = (command: Command): RedisError | undefined => {

@@ -1,13 +1,16 @@
 /**
  * One multiplexed socket ("engine"), ARCHITECTURE §4.1.
  *
- * - Callers admit a request through the FullDuplexWindow and offer it to the engine's
- *   queue (synchronously, no fiber per command).
- * - The writer fiber takes everything queued, skips abandoned requests, pushes the rest
- *   onto the in-flight FIFO and writes them as ONE buffer; it honours `drain`.
- * - The reader runs in the socket's data callback: the decoder is fed synchronously and
- *   each reply completes the oldest in-flight request's Deferred with `doneUnsafe`, then
- *   returns its permits. No Effect is run per reply, and the reader never waits on the
+ * - Callers admit a request through the FullDuplexWindow and append it to the engine's
+ *   pending list (synchronously, no fiber per command).
+ * - Pending requests are written together, as ONE buffer, skipping abandoned ones and
+ *   pushing the rest onto the in-flight FIFO: at the end of the tick, when a chunk of
+ *   replies has woken its callers (half-way through the chunk and at its end), or by the
+ *   writer fiber when the socket must drain or the connection is being replaced.
+ * - The reader runs in the socket's data callback: the decoder is fed synchronously; once
+ *   the chunk is decoded every reply's outcome is recorded and its permits returned, then
+ *   the callers are woken in order (a caller with a window of futures finds its next
+ *   replies there already). No Effect is run per reply, and the reader never waits on the
  *   writer, the window or user code (so huge values cannot deadlock TCP).
  * - The supervisor fiber connects, handshakes before any user command, waits for the
  *   connection to end, fails what was written with `written: true`, and reconnects with
@@ -23,10 +26,10 @@ import { type Command, encodeCommands } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, PushReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Net from "node:net"
@@ -43,6 +46,7 @@ import {
   RedisError,
   Timeout
 } from "../RedisError.ts"
+import type { Future } from "../RedisConnection.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import { RingBuffer } from "./RingBuffer.ts"
 import { argumentText } from "./Text.ts"
@@ -155,6 +159,20 @@ export class Request<A = unknown> {
   complete(exit: Exit.Exit<A, RedisError>): void {
     if (this.exit !== undefined) return
     this.exit = exit
+    this.notify()
+  }
+  /**
+   * Records the outcome without waking anyone yet (see `Connection.flushSettled`); false
+   * when it was already settled.
+   */
+  record(exit: Exit.Exit<A, RedisError>): boolean {
+    if (this.exit !== undefined) return false
+    this.exit = exit
+    return true
+  }
+  /** Wakes whoever waits for the recorded outcome. */
+  notify(): void {
+    const exit = this.exit!
     const resume = this.resume
     if (resume !== undefined) {
       this.resume = undefined
@@ -171,6 +189,8 @@ export class Request<A = unknown> {
    * up the wait only frees the slot: the command stays on its way.
    */
   wait(): Effect.Effect<A, RedisError> {
+    // Already settled (a window of futures finds most of its replies so): the outcome itself.
+    if (this.exit !== undefined) return this.exit
     return Effect.callback<A, RedisError>((resume) => {
       if (this.exit !== undefined) return resume(this.exit)
       if (this.resume !== undefined) return resume(Deferred.await(this.deferred))
@@ -179,6 +199,40 @@ export class Request<A = unknown> {
         if (this.resume === resume) this.resume = undefined
       })
     })
+  }
+}
+
+/**
+ * A request seen as the `Future` of a submitted command: the request itself, so a submit
+ * allocates no wrapper. Its faces are made when they are read (each read gives an equivalent
+ * effect).
+ *
+ * @internal
+ */
+export class FutureRequest<A> extends Request<A> implements Future<A> {
+  get await(): Effect.Effect<A, RedisError> {
+    return this.wait()
+  }
+  get awaitTimeout(): (timeout: Duration.Input) => Effect.Effect<A, RedisError> {
+    return (timeout) => {
+      const millis = Duration.toMillis(Duration.fromInputUnsafe(timeout))
+      return Effect.timeoutOrElse(this.wait(), {
+        duration: millis,
+        orElse: () =>
+          Effect.fail(
+            new RedisError({
+              reason: new Timeout({
+                written: this.written,
+                timeout: millis,
+                message: `stopped waiting after ${millis} ms; the command is ${this.written ? "sent and still owed a reply" : "still queued"} and was not cancelled`
+              })
+            })
+          )
+      })
+    }
+  }
+  get poll(): Effect.Effect<A | undefined, RedisError> {
+    return Effect.suspend(() => (this.exit !== undefined ? this.exit : Effect.succeed(undefined)))
   }
 }
 
@@ -232,6 +286,8 @@ class Connection {
           "protocol"
         )
       }
+      // What the callers woken by this chunk sent goes out in one write.
+      if (!this.dead) engine.flushQueued()
     })
     socket.on("drain", () => this.wakeDrain())
     socket.once("end", () => {
@@ -293,7 +349,9 @@ class Connection {
    * Completes what one chunk answered, after the whole chunk is decoded: completing a
    * Deferred can resume its caller at once, and no caller code may run (and send) while the
    * chunk's replies are still being matched against the FIFO — an extra reply in the chunk
-   * must meet the FIFO as the server saw it.
+   * must meet the FIFO as the server saw it. Every outcome of the chunk is recorded before
+   * the first caller is woken: a caller with several commands in flight (a window of
+   * futures) then finds its next replies already there and goes on without suspending again.
    */
   private flushSettled(): void {
     const count = this.settledRequests.length
@@ -302,7 +360,19 @@ class Connection {
     const replies = this.settledReplies
     this.settledRequests = []
     this.settledReplies = []
-    for (let i = 0; i < count; i++) this.engine.settle(requests[i], replies[i])
+    const engine = this.engine
+    engine.replying = true
+    engine.replyChunk = count
+    engine.replyTime = this.lastByteAt
+    try {
+      let settled = 0
+      for (let i = 0; i < count; i++) {
+        if (engine.settle(requests[i], replies[i])) requests[settled++] = requests[i]
+      }
+      for (let i = 0; i < settled; i++) requests[i].notify()
+    } finally {
+      engine.replying = false
+    }
   }
 
   /** Tears the connection down; everything in flight fails with `failure`. */
@@ -458,7 +528,12 @@ export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
  */
 export class Engine {
   readonly window: FullDuplexWindow
-  private readonly queue: Queue.Queue<AnyRequest>
+  /** Admitted requests not yet taken by a write, oldest first. */
+  private pending: Array<AnyRequest> = []
+  /** The writer fiber, when it sleeps until something is pending. */
+  private wakeWriter: ((effect: Effect.Effect<void>) => void) | undefined = undefined
+  /** A flush of `pending` is scheduled for the end of this tick. */
+  private flushScheduled = false
   private carry: Array<AnyRequest> = []
   private connection: Connection | undefined = undefined
   private ready: Deferred.Deferred<void> = Deferred.makeUnsafe()
@@ -480,8 +555,6 @@ export class Engine {
   connects = 0
   /** Readiness probes answered with `-LOADING` (the server was loading its dataset). */
   loadingProbes = 0
-  /** Requests offered to the queue and not yet taken by the writer. */
-  private queued = 0
   private readonly defaultDeadlines = new RingBuffer<AnyRequest>()
   private readonly customDeadlines = new Set<AnyRequest>()
   private sweeper: ReturnType<typeof setInterval> | undefined = undefined
@@ -490,11 +563,10 @@ export class Engine {
   /** Set when the client has `metrics` on; every hook below is skipped otherwise. */
   readonly metrics: ClientMetrics | undefined
 
-  constructor(options: ResolvedOptions, queue: Queue.Queue<AnyRequest>) {
+  constructor(options: ResolvedOptions) {
     this.options = options
     this.metrics = options.instruments
     this.window = new FullDuplexWindow(options.window)
-    this.queue = queue
   }
 
   get online(): boolean {
@@ -617,18 +689,28 @@ export class Engine {
       this.fail(request, this.refusal() ?? this.closedError(false, "is closed"))
       return
     }
+    const connection = this.connection
     if (request.timeout !== Number.POSITIVE_INFINITY) {
-      request.deadline = performance.now() + request.timeout
+      // While a chunk of replies wakes its callers, the chunk's arrival time is "now" (the
+      // sweeper's resolution is coarser than the chunk): one clock read per chunk, not per command.
+      request.deadline = (this.replying ? this.replyTime : performance.now()) + request.timeout
       if (request.timeout === this.options.commandTimeout) this.defaultDeadlines.push(request)
       else this.customDeadlines.add(request)
-      this.startSweeper()
+      if (this.sweeper === undefined) this.startSweeper()
+    }
+    if (this.replying) {
+      // Written with the rest of the chunk's commands when the chunk is through
+      // (`flushQueued`), and once half-way: the server starts on the first half while the
+      // client produces the second (at most two writes per chunk instead of one per caller).
+      this.pending.push(request)
+      if (this.pending.length >= EAGER_MIN && this.pending.length * 2 >= this.replyChunk) this.flushQueued()
+      return
     }
     // Idle fast path: nothing queued, nothing owed, the socket ready — write now instead of
     // waking the writer fiber (one scheduler hop less per round trip at low load). Under load
-    // requests queue and the writer coalesces them.
-    const connection = this.connection
+    // requests queue and are written together at the end of the tick.
     if (
-      this.queued === 0 &&
+      this.pending.length === 0 &&
       this.carry.length === 0 &&
       connection !== undefined &&
       !connection.dead &&
@@ -638,33 +720,70 @@ export class Engine {
       this.write(connection, [request])
       return
     }
-    this.queued++
-    Queue.offerUnsafe(this.queue, request)
-    // Eager flush: under load the writer fiber runs only after every fiber that the last
-    // chunk of replies resumed, so a whole round would go out in one write after the client
-    // produced all of it, and client and server would take turns. Once a good part of a
-    // round is queued (half of what is owed, at least EAGER_MIN), the caller writes the
-    // queue itself, in order, and the server starts on it while the rest is produced.
-    // Measured in one process, interleaved (SET, 1 engine): 1.45x at 64 callers, 1.43x at
-    // 256, 1.13x at 1024, 0.87-1.0x with windows of 32 in flight per caller.
+    this.pending.push(request)
+    // Eager flush: once a good part of a round is queued (half of what is owed, at least
+    // EAGER_MIN), the caller writes the queue itself, in order, and the server starts on it
+    // while the rest is produced.
     if (
       connection !== undefined &&
-      this.queued >= EAGER_MIN &&
-      this.queued >= connection.inflight.length >> 1 &&
+      this.pending.length >= EAGER_MIN &&
+      this.pending.length >= connection.inflight.length >> 1
+    ) {
+      this.flushQueued()
+    } else if (!this.flushScheduled) {
+      this.flushScheduled = true
+      process.nextTick(this.scheduledFlush)
+    }
+  }
+
+  /**
+   * True while a chunk of replies wakes its callers: what they send is written once the
+   * whole chunk is through (`flushQueued`), as one buffer, instead of in many small writes.
+   */
+  replying = false
+  /** Requests the chunk being delivered completed. */
+  replyChunk = 0
+  /** When that chunk arrived. */
+  replyTime = 0
+
+  private readonly scheduledFlush = (): void => {
+    this.flushScheduled = false
+    this.flushQueued()
+  }
+
+  /**
+   * Writes everything pending now when the connection can take it; otherwise the writer
+   * fiber takes it (after a reconnect, or once the socket drains).
+   */
+  flushQueued(): void {
+    if (this.pending.length === 0) return
+    const connection = this.connection
+    if (
       this.carry.length === 0 &&
+      connection !== undefined &&
       !connection.dead &&
       !connection.socket.writableNeedDrain
     ) {
-      const batch: Array<AnyRequest> = []
-      for (;;) {
-        const next = Queue.takeUnsafe(this.queue)
-        if (next === undefined || Exit.isFailure(next)) break
-        batch.push(next.value)
-      }
-      this.queued -= batch.length
+      const batch = this.pending
+      this.pending = []
       this.write(connection, batch)
+      return
+    }
+    const wake = this.wakeWriter
+    if (wake !== undefined) {
+      this.wakeWriter = undefined
+      wake(Effect.void)
     }
   }
+
+  /** The writer fiber's wait for work: resumes at once when something is pending. */
+  private readonly awaitPending: Effect.Effect<void> = Effect.callback<void>((resume) => {
+    if (this.pending.length > 0) return resume(Effect.void)
+    this.wakeWriter = resume
+    return Effect.sync(() => {
+      if (this.wakeWriter === resume) this.wakeWriter = undefined
+    })
+  })
 
   /** The caller stopped waiting: a request not yet written is never sent. */
   abandon(request: AnyRequest): void {
@@ -721,7 +840,11 @@ export class Engine {
   // ---------------------------------------------------------------------------
   // completion (called from the socket callbacks, outside any fiber)
 
-  settle(request: AnyRequest, reply: Reply): void {
+  /**
+   * Records a request's reply and returns its permits; true when its waiters are still to be
+   * woken (`notify`), which the caller does once the whole chunk is recorded.
+   */
+  settle(request: AnyRequest, reply: Reply): boolean {
     if (this.options.locator?.role === "master" && isReadOnlyReply(request, reply)) {
       // A located primary that refuses writes was demoted: reconnect to the primary named now.
       this.reset(`${this.options.target} answered READONLY: it is a replica now; reconnecting to the primary`)
@@ -741,7 +864,7 @@ export class Engine {
     if (this.metrics !== undefined) this.observe(request)
     // Permits first: completing the Deferred may resume the caller, who must see them back.
     if (request.permits > 0) this.window.release(request.permits)
-    request.complete(exit)
+    return request.record(exit)
   }
 
   fail(request: AnyRequest, error: RedisError): void {
@@ -859,15 +982,10 @@ export class Engine {
 
   /** Fails every request not yet written (offline fail-fast, or close). */
   private failUnwritten(error: RedisError): void {
-    const pending = this.carry
+    const unwritten = this.carry.length === 0 ? this.pending : this.carry.concat(this.pending)
     this.carry = []
-    for (;;) {
-      const next = Queue.takeUnsafe(this.queue)
-      if (next === undefined || Exit.isFailure(next)) break
-      this.queued--
-      pending.push(next.value)
-    }
-    for (const request of pending) this.fail(request, error)
+    this.pending = []
+    for (const request of unwritten) this.fail(request, error)
   }
 
   // ---------------------------------------------------------------------------
@@ -913,8 +1031,9 @@ export class Engine {
         batch = this.carry
         this.carry = []
       } else {
-        batch = yield* Queue.takeAll(this.queue)
-        this.queued -= batch.length
+        yield* this.awaitPending
+        batch = this.pending
+        this.pending = []
       }
       if (connection !== this.connection || connection.dead) {
         // The connection went away while we waited: keep these for the next one, in order.
@@ -1192,7 +1311,7 @@ const isReadOnlyReply = (request: AnyRequest, reply: Reply): boolean =>
  */
 export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, RedisError, Scope.Scope> =>
   Effect.gen(function* () {
-    const engine = new Engine(options, yield* Queue.unbounded<AnyRequest>())
+    const engine = new Engine(options)
     // Installed before any fiber runs, so a close that comes at once still finds (and closes) it.
     engine.install(yield* engine.connect)
     if (options.locator !== undefined) {
