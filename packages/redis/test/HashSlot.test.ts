@@ -21,6 +21,9 @@ describe("HashSlot", () => {
 
   it("strings and their UTF-8 bytes agree", () => {
     fc.assert(fc.property(fc.string(), (s) => hashSlot(s) === hashSlot(new TextEncoder().encode(s))))
+    // Non-ASCII around and inside tags (the ASCII fast path must step aside exactly when needed).
+    const mixed = fc.string({ unit: fc.constantFrom("a", "{", "}", "é", "日", "😀", "Z") })
+    fc.assert(fc.property(mixed, (s) => hashSlot(s) === hashSlot(new TextEncoder().encode(s))))
   })
 
   it("a non-empty tag decides the slot whatever surrounds it", () => {

@@ -377,33 +377,48 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
     )
   }
 
-  /** Runs a command on its node; follows one MOVED (after refreshing the map) and one ASK. */
-  const run = (command: Command, slot: number | undefined, options: CommandOptions | undefined) =>
+  /**
+   * Runs a command on its node; follows one MOVED (after refreshing the map) and one ASK. The
+   * common case (the slot's primary already connected) is one call with a failure handler.
+   */
+  const run = (command: Command, slot: number | undefined, options: CommandOptions | undefined) => {
+    const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
+    const shard = slot === undefined || wanted !== undefined ? undefined : slots[slot]
+    const known = shard === undefined ? undefined : nodes.known(shard.primary)
+    // Reaching the node is part of the attempt: a node that cannot be reached re-reads the map too.
+    const attempt =
+      known !== undefined
+        ? known.execute(command, options)
+        : Effect.flatMap(route(slot, wanted), (s) => s.execute(command, options))
+    return Effect.catch(attempt, (failure) => recover(command, slot, options, wanted, failure))
+  }
+
+  /** After a failed attempt: the map re-read, a redirection followed once, an unsent command re-routed. */
+  const recover = (
+    command: Command,
+    slot: number | undefined,
+    options: CommandOptions | undefined,
+    wanted: ReadPreference | undefined,
+    failure: RedisError
+  ): Effect.Effect<Reply, RedisError> =>
     Effect.gen(function* () {
-      const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
-      // Reaching the node is part of the attempt: a node that cannot be reached re-reads the map too.
-      const attempt = yield* Effect.exit(Effect.flatMap(route(slot, wanted), (s) => s.execute(command, options)))
-      if (Exit.isSuccess(attempt)) return attempt.value
-      const error = Cause.findErrorOption(attempt.cause)
-      if (Option.isNone(error)) return yield* attempt
-      const failure = error.value
       if (failure.reason._tag === "Timeout" && !failure.written) {
         // Not sent in time: the node may be down; re-read the map for the next call.
         yield* Effect.ignore(refresh)
-        return yield* attempt
+        return yield* failure
       }
       if (failure.reason._tag === "Offline" || failure.reason._tag === "ConnectionLost") {
         // The node may be gone (a failover): re-read the map; a command never sent goes to the
         // slot's owner now (a read asking for a replica only does not), a written one is never re-sent.
         yield* Effect.ignore(refresh)
-        if (failure.written || slot === undefined || wanted === "replica") return yield* attempt
+        if (failure.written || slot === undefined || wanted === "replica") return yield* failure
         return yield* Effect.flatMap(forSlot(slot), (target) => target.execute(command, options))
       }
-      if (failure.reason._tag !== "Reply") return yield* attempt
+      if (failure.reason._tag !== "Reply") return yield* failure
       const code = failure.reason.code
-      if (code !== "MOVED" && code !== "ASK") return yield* attempt
+      if (code !== "MOVED" && code !== "ASK") return yield* failure
       const redirect = redirection(new ErrorReply(failure.reason.serverMessage), seeds[0]!)
-      if (redirect === undefined) return yield* attempt
+      if (redirect === undefined) return yield* failure
       if (redirect.kind === "MOVED") {
         // The slot moved for good: the node did not run the command; retry once on the new owner.
         yield* moved(redirect.slot, redirect.to)

@@ -41,6 +41,28 @@ export const crc16 = (bytes: Uint8Array, start = 0, end = bytes.length): number 
   return crc
 }
 
+/** The slot of an ASCII key straight from its char codes (no encoding on the routing hot path); -1 otherwise. */
+const asciiSlot = (key: string): number => {
+  let start = 0
+  let end = key.length
+  const open = key.indexOf("{")
+  if (open !== -1) {
+    const close = key.indexOf("}", open + 1)
+    if (close > open + 1) {
+      start = open + 1
+      end = close
+    }
+  }
+  let crc = 0
+  for (let i = start; i < end; i++) {
+    const code = key.charCodeAt(i)
+    if (code >= 0x80) return -1
+    crc = ((crc << 8) & 0xffff) ^ table[((crc >> 8) ^ code) & 0xff]!
+  }
+  // "{" and "}" never occur inside a UTF-8 sequence: only the hashed part must be ASCII.
+  return crc & (SLOTS - 1)
+}
+
 /**
  * The hash slot of a key, with the Redis Cluster hashtag rule: if the key has a `{` followed later by a `}`
  * with at least one byte between them, only those bytes are hashed; otherwise the whole key is.
@@ -49,6 +71,10 @@ export const crc16 = (bytes: Uint8Array, start = 0, end = bytes.length): number 
  * @category hashing
  */
 export const hashSlot = (key: string | Uint8Array): number => {
+  if (typeof key === "string") {
+    const ascii = asciiSlot(key)
+    if (ascii >= 0) return ascii
+  }
   const bytes = typeof key === "string" ? encoder.encode(key) : key
   const open = bytes.indexOf(0x7b)
   if (open !== -1) {
