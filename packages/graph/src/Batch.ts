@@ -93,7 +93,8 @@ export const run = (
   graph: Graph,
   connection: RedisConnection["Service"],
   queries: ReadonlyArray<BatchQuery>,
-  options: BatchOptions = {}
+  options: BatchOptions = {},
+  attributes: Readonly<Record<string, string | number>> = { "db.namespace": graph.name }
 ): Effect.Effect<ReadonlyArray<Result.Result<QueryResult, FalkorError>>, FalkorError> => {
   const name = graph.name
   const parts = QueryPath.partsOf(graph)
@@ -126,5 +127,23 @@ export const run = (
       const reply = replies[next++]!
       return Effect.result(decode(reply, String(entry.success[0])))
     })
-  }).pipe(Effect.withSpan("Batch.run", { attributes: { "db.namespace": name, "db.batch.size": queries.length } }))
+  }).pipe(
+    Effect.withSpan("Batch.run", {
+      attributes: {
+        ...attributes,
+        "db.operation.name": batchOperation(queries),
+        "db.operation.batch.size": queries.length
+      }
+    })
+  )
+}
+
+/**
+ * `BATCH GRAPH.QUERY` when every query is a write-capable one, `BATCH GRAPH.RO_QUERY` when
+ * every one is read-only, `BATCH` for a mix (OpenTelemetry's naming of batches).
+ */
+const batchOperation = (queries: ReadonlyArray<BatchQuery>): string => {
+  if (queries.length > 0 && queries.every((entry) => entry.readOnly === true)) return "BATCH GRAPH.RO_QUERY"
+  if (queries.length > 0 && queries.every((entry) => entry.readOnly !== true)) return "BATCH GRAPH.QUERY"
+  return "BATCH"
 }

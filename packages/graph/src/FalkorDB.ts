@@ -25,6 +25,7 @@ import { type FalkorError, fromRedis } from "./FalkorError.ts"
 import * as Graph from "./Graph.ts"
 import { malformed } from "./internal/errors.ts"
 import * as GraphInfo from "./GraphInfo.ts"
+import * as Measure from "./internal/Measure.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
 import { isOk, parseConfig, parseList } from "./internal/Replies.ts"
 import { SchemaCache } from "./internal/SchemaCache.ts"
@@ -88,7 +89,11 @@ export interface Options extends RedisConnection.LayerOptions, ClientOptions {}
 export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
   const connection = yield* RedisConnection.RedisConnection
   // Schema refreshes fork into the client's scope: nothing outlives the layer.
-  const cache = new SchemaCache(connection, yield* Effect.scope)
+  const cache = new SchemaCache(
+    connection,
+    yield* Effect.scope,
+    options.metrics === true ? Measure.schemaRefreshed : undefined
+  )
   const graphs = new Map<string, Graph.Graph>()
   /** A command of the client (not of one graph), its reply read by `parse`. */
   const command = <A>(args: ReadonlyArray<string>, readOnly: boolean, parse: (reply: Reply) => A, span: string) =>
@@ -160,8 +165,9 @@ export const connectionDefaults: RedisConnection.LayerOptions = { connections: 8
 const splitOptions = (
   options: Options
 ): { readonly client: ClientOptions; readonly connection: RedisConnection.LayerOptions } => {
-  const { schemaVersionCheck, chunkSize, retry, ...connection } = options
-  return { client: { schemaVersionCheck, chunkSize, retry }, connection }
+  const { schemaVersionCheck, chunkSize, retry, queryText, ...connection } = options
+  // `metrics` belongs to both: the graph metrics and the connection's engine metrics.
+  return { client: { schemaVersionCheck, chunkSize, retry, queryText, metrics: options.metrics }, connection }
 }
 
 /**

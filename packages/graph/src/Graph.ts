@@ -23,11 +23,14 @@ import * as Stream from "effect/Stream"
 import * as Algorithms from "./Algorithms.ts"
 import * as Batch from "./Batch.ts"
 import * as Constraints from "./Constraints.ts"
+import { isQuery } from "./Cypher.ts"
 import type * as Cypher from "./Cypher.ts"
 import { FalkorError, InvalidArgument, RowDecode } from "./FalkorError.ts"
 import type * as InternalCompactReply from "./internal/CompactReply.ts"
 import { malformed as decodeError } from "./internal/errors.ts"
+import * as Measure from "./internal/Measure.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
+import * as QueryText from "./internal/QueryText.ts"
 import type { QueryCommand } from "./internal/QueryPath.ts"
 import { isOk, parseMemoryUsage, parsePlan, parseSlowlog } from "./internal/Replies.ts"
 import type { GraphSchema, SchemaCache } from "./internal/SchemaCache.ts"
@@ -359,6 +362,19 @@ export interface GraphOptions {
         readonly maxDelay?: Duration.Input | undefined
       }
     | undefined
+  /**
+   * Record the graph metrics (`GraphMetrics`: operations, errors by reason, durations, rows,
+   * schema refreshes). Default `false`: the handle is built without them. Given to
+   * `FalkorDB.layer`, it also turns on the connection's engine metrics.
+   */
+  readonly metrics?: boolean | undefined
+  /**
+   * Put the query's fingerprint on its span as `db.query.text`: the query text with every
+   * string and number literal replaced by `?` and comments removed; parameters stay as
+   * `$name` and their values never appear. Default `false`. (`db.query.summary`, the
+   * query's clause keywords, is always there.)
+   */
+  readonly queryText?: boolean | undefined
 }
 
 /** What the pieces of one graph handle share. */
@@ -368,6 +384,10 @@ interface Context {
   readonly sender: QueryPath.Sender
   /** Span attributes of every call on this graph. */
   readonly attributes: Readonly<Record<string, string | number>>
+  /** `metrics: true`. */
+  readonly metrics: boolean
+  /** `queryText: true`. */
+  readonly queryText: boolean
 }
 
 const queryAttributes = (context: Context, command: QueryCommand) => ({
@@ -376,13 +396,34 @@ const queryAttributes = (context: Context, command: QueryCommand) => ({
   "db.read_only": command === "GRAPH.RO_QUERY"
 })
 
+/** The span attributes a query's text gives: its summary, and its fingerprint when asked. */
+const textAttributes = (context: Context, query: string | Cypher.Query): Record<string, string> => {
+  const text = typeof query === "string" ? query : isQuery(query) ? query.text : undefined
+  if (typeof text !== "string") return {}
+  const attributes: Record<string, string> = {}
+  const summary = QueryText.cachedSummary(text)
+  if (summary !== undefined) attributes["db.query.summary"] = summary
+  if (context.queryText) attributes["db.query.text"] = QueryText.fingerprint(text)
+  return attributes
+}
+
+/** `effect` measured as `operation` of `command` when the graph records metrics. */
+const measure = <A, E, R>(
+  context: Context,
+  command: string,
+  operation: string,
+  effect: Effect.Effect<A, E, R>,
+  rows?: (value: A) => number
+): Effect.Effect<A, E, R> => (context.metrics ? Measure.measured(command, operation, effect, rows) : effect)
+
 /** `query` / `roQuery`: the whole result, every row decoded. */
-const wholeResult = (context: Context, command: QueryCommand, spanName: string) =>
-  Effect.fn(spanName, { attributes: queryAttributes(context, command) })(function* (
+const wholeResult = (context: Context, command: QueryCommand, spanName: string) => {
+  const run = Effect.fn(spanName, { attributes: queryAttributes(context, command) })(function* (
     query: string | Cypher.Query,
     parameters?: object,
     options?: QueryOptions
   ) {
+    yield* Effect.annotateCurrentSpan(textAttributes(context, query))
     const envelope = yield* context.sender.send(command, query, parameters, options)
     const header = new Header(envelope.columns)
     const rows = yield* QueryPath.decodeRange(context.schema, envelope, header, 0, envelope.rows.length, command)
@@ -392,14 +433,27 @@ const wholeResult = (context: Context, command: QueryCommand, spanName: string) 
     })
     return { header, columns: header.columns, rows, statistics: envelope.statistics } satisfies QueryResult
   })
+  if (!context.metrics) return run
+  const operation = command === "GRAPH.QUERY" ? "query" : "roQuery"
+  return (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) =>
+    Measure.measured(command, operation, run(query, parameters, options), (result) => result.rows.length)
+}
 
 /** `stream` / `roStream`: the rows decoded `chunkSize` at a time, as the stream is pulled. */
 const rowStream =
   (context: Context, command: QueryCommand, spanName: string, chunkSize: number) =>
   (query: string | Cypher.Query, parameters?: object, options?: QueryOptions): Stream.Stream<Row, FalkorError> =>
     Stream.unwrap(
-      context.sender.send(command, query, parameters, options).pipe(
-        Effect.withSpan(spanName, { attributes: queryAttributes(context, command) }),
+      measure(
+        context,
+        command,
+        command === "GRAPH.QUERY" ? "stream" : "roStream",
+        context.sender.send(command, query, parameters, options),
+        (envelope) => envelope.rows.length
+      ).pipe(
+        Effect.withSpan(spanName, {
+          attributes: { ...queryAttributes(context, command), ...textAttributes(context, query) }
+        }),
         Effect.map((envelope) => {
           const header = new Header(envelope.columns)
           const total = envelope.rows.length
@@ -416,19 +470,25 @@ const rowStream =
 
 /** `explain` / `profile`: the plan tree. */
 const planCall = (context: Context, command: "GRAPH.EXPLAIN" | "GRAPH.PROFILE") =>
-  Effect.fn(command === "GRAPH.EXPLAIN" ? "Graph.explain" : "Graph.profile", { attributes: context.attributes })(
-    function* (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) {
-      const { name, sender } = context
-      const text = yield* QueryPath.resolve(name, command, query, parameters)
-      const timeout = QueryPath.timeoutArgs(options, name, command)
-      if (timeout instanceof FalkorError) return yield* timeout
-      const reply = yield* sender.exec([command, name, text, ...timeout.args], false, timeout.client, timeout.server)
-      return yield* Effect.try({
-        try: () => parsePlan(reply, name, command),
-        catch: (e) => QueryPath.placed(e, name, command)
-      })
-    }
-  )
+  Effect.fn(command === "GRAPH.EXPLAIN" ? "Graph.explain" : "Graph.profile", {
+    attributes: { ...context.attributes, "db.operation.name": command }
+  })(function* (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) {
+    yield* Effect.annotateCurrentSpan(textAttributes(context, query))
+    const { name, sender } = context
+    const text = yield* QueryPath.resolve(name, command, query, parameters)
+    const timeout = QueryPath.timeoutArgs(options, name, command)
+    if (timeout instanceof FalkorError) return yield* timeout
+    const reply = yield* measure(
+      context,
+      command,
+      command === "GRAPH.EXPLAIN" ? "explain" : "profile",
+      sender.exec([command, name, text, ...timeout.args], false, timeout.client, timeout.server)
+    )
+    return yield* Effect.try({
+      try: () => parsePlan(reply, name, command),
+      catch: (e) => QueryPath.placed(e, name, command)
+    })
+  })
 
 /** The admin calls of a graph: delete, copy, slowlog, memory usage. */
 const adminCalls = (
@@ -439,11 +499,11 @@ const adminCalls = (
   const { name, sender, schema } = context
   /** Runs a command and reads its reply with `parseReply`, failures placed on this graph. */
   const admin = <A>(command: Command, readOnly: boolean, parseReply: (reply: Reply) => A, span: string) =>
-    sender.exec(command, readOnly, undefined).pipe(
+    measure(context, String(command[0]), span.slice("Graph.".length), sender.exec(command, readOnly, undefined)).pipe(
       Effect.flatMap((reply) =>
         Effect.try({ try: () => parseReply(reply), catch: (e) => QueryPath.placed(e, name, String(command[0])) })
       ),
-      Effect.withSpan(span, { attributes: context.attributes })
+      Effect.withSpan(span, { attributes: { ...context.attributes, "db.operation.name": String(command[0]) } })
     )
   const expectOk = (what: string) => (reply: Reply) => {
     if (!isOk(reply)) throw decodeError(`${what} did not reply OK`, name, what.split(" ")[0]!)
@@ -498,7 +558,9 @@ export const make = (
       "db.namespace": name,
       "db.client.strategy": connection.info.strategy,
       ...serverAttributes(connection.info)
-    }
+    },
+    metrics: options.metrics === true,
+    queryText: options.queryText === true
   }
   const chunkSize = options.chunkSize ?? 1024
   const stream = rowStream(context, "GRAPH.QUERY", "Graph.stream", chunkSize)
@@ -533,7 +595,8 @@ export const make = (
       search ??= Search.make(graph)
       return search
     },
-    batch: (queries, batchOptions) => Batch.run(graph, connection, queries, batchOptions),
+    batch: (queries, batchOptions) =>
+      measure(context, "BATCH", "batch", Batch.run(graph, connection, queries, batchOptions, context.attributes)),
     query: wholeResult(context, "GRAPH.QUERY", "Graph.query"),
     roQuery: wholeResult(context, "GRAPH.RO_QUERY", "Graph.roQuery"),
     stream,

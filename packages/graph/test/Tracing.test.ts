@@ -7,6 +7,8 @@ import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Tracer from "effect/Tracer"
+import * as Stream from "effect/Stream"
+import { cypher } from "../src/Cypher.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 
 describe("graph spans", { timeout: 30_000 }, () => {
@@ -37,6 +39,74 @@ describe("graph spans", { timeout: 30_000 }, () => {
         assert.strictEqual(query!.attributes.get("server.port"), server.port)
         const everything = JSON.stringify(spans.map((span) => [span.name, [...span.attributes]]))
         assert.notInclude(everything, "hunter2-secret")
+        // Without queryText, the summary only.
+        assert.strictEqual(query!.attributes.get("db.query.summary"), "MATCH RETURN")
+        assert.isFalse(query!.attributes.has("db.query.text"))
+      })
+    )
+  )
+
+  it.live("queryText: db.query.text is the fingerprint; summary, batch size; no literal or parameter value", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* Embedded.make()
+        const spans: Array<Tracer.NativeSpan> = []
+        const tracer = Tracer.make({
+          span(options) {
+            const span = new Tracer.NativeSpan(options)
+            spans.push(span)
+            return span
+          }
+        })
+        yield* Effect.gen(function* () {
+          const graph = (yield* FalkorDB.FalkorDB).graph("people")
+          yield* Effect.flip(
+            graph.roQuery(
+              "MATCH (p:Person {name: 'literal-secret'}) WHERE p.age > 4242 AND p.id = $id // note 'comment-secret'\nRETURN p",
+              { id: "param-secret" }
+            )
+          )
+          yield* Effect.flip(graph.query(cypher`MERGE (p:Person {name: ${"template-secret"}}) SET p.n = 7 RETURN p`))
+          yield* Effect.flip(Stream.runDrain(graph.roStream("UNWIND [31337] AS x RETURN x")))
+          yield* graph.batch([
+            { query: "CREATE (:A {v: 'batch-secret'})" },
+            { query: "MATCH (a:A) RETURN a", readOnly: true }
+          ])
+        }).pipe(
+          Effect.provideService(Tracer.Tracer, tracer),
+          Effect.provide(FalkorDB.layer({ url: server.url, strategy: "single", queryText: true }))
+        )
+        const roQuery = spans.find((span) => span.name === "Graph.roQuery")!
+        assert.strictEqual(roQuery.attributes.get("db.query.summary"), "MATCH RETURN")
+        assert.strictEqual(
+          roQuery.attributes.get("db.query.text"),
+          "MATCH (p:Person {name: ?}) WHERE p.age > ? AND p.id = $id RETURN p"
+        )
+        const query = spans.find((span) => span.name === "Graph.query")!
+        assert.strictEqual(query.attributes.get("db.query.summary"), "MERGE SET RETURN")
+        assert.match(
+          String(query.attributes.get("db.query.text")),
+          /^MERGE \(p:Person \{name: \$\w+\}\) SET p\.n = \? RETURN p$/
+        )
+        const stream = spans.find((span) => span.name === "Graph.roStream")!
+        assert.strictEqual(stream.attributes.get("db.query.text"), "UNWIND [?] AS x RETURN x")
+        assert.strictEqual(stream.attributes.get("db.query.summary"), "UNWIND RETURN")
+        const batch = spans.find((span) => span.name === "Batch.run")!
+        assert.strictEqual(batch.attributes.get("db.operation.batch.size"), 2)
+        assert.strictEqual(batch.attributes.get("db.operation.name"), "BATCH")
+        assert.strictEqual(batch.attributes.get("db.system.name"), "falkordb")
+        const everything = JSON.stringify(spans.map((span) => [span.name, [...span.attributes]]))
+        for (const secret of [
+          "literal-secret",
+          "4242",
+          "param-secret",
+          "comment-secret",
+          "template-secret",
+          "31337",
+          "batch-secret"
+        ]) {
+          assert.notInclude(everything, secret)
+        }
       })
     )
   )

@@ -289,15 +289,28 @@ export class SchemaCache {
   private readonly entries = new Map<string, GraphSchema>()
   private readonly connection: RedisConnection["Service"]
   private readonly scope: Scope.Scope
-  constructor(connection: RedisConnection["Service"], scope: Scope.Scope) {
+  private readonly onRefresh: ((kind: SchemaKind) => Effect.Effect<void>) | undefined
+  /** `onRefresh` runs before every refresh is sent (the client's schema-refresh metric). */
+  constructor(
+    connection: RedisConnection["Service"],
+    scope: Scope.Scope,
+    onRefresh?: (kind: SchemaKind) => Effect.Effect<void>
+  ) {
     this.connection = connection
     this.scope = scope
+    this.onRefresh = onRefresh
   }
   /** The entry of `graph`, created empty on first use. */
   get(graph: string): GraphSchema {
     let entry = this.entries.get(graph)
     if (entry === undefined) {
-      entry = new GraphSchema(graph, fetcher(this.connection, graph), this.scope)
+      const fetch = fetcher(this.connection, graph)
+      const onRefresh = this.onRefresh
+      entry = new GraphSchema(
+        graph,
+        onRefresh === undefined ? fetch : (kind, skip) => Effect.andThen(onRefresh(kind), fetch(kind, skip)),
+        this.scope
+      )
       this.entries.set(graph, entry)
     }
     return entry
