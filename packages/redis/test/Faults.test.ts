@@ -383,6 +383,32 @@ describe("faults", { timeout: 60_000 }, () => {
     })
   )
 
+  it.live(
+    "a chunk that answers a caller and then breaks the connection: what the caller sent meanwhile goes out on the next connection",
+    () =>
+      Effect.gen(function* () {
+        const received: Array<string> = []
+        const fake = yield* FakeServer.make((command, connection) => {
+          if (command[0] === "PING") return "+PONG\r\n"
+          received.push(`${command.join(" ")} @${connection}`)
+          // One write: the reply, then bytes no RESP reply starts with.
+          if (command[0] === "BREAK") return "+broken\r\n!!!\r\n"
+          if (command[0] === "ECHO") return `$${command[1].length}\r\n${command[1]}\r\n`
+          return "-ERR unknown\r\n"
+        })
+        // No command timeout: a command left behind would wait for ever (and the test time out).
+        const { service: redis } = yield* build("single", fake.url, {
+          commandTimeout: "Infinity",
+          reconnect: { baseDelay: 10, maxDelay: 50 }
+        })
+        // The caller is woken by the chunk that then turns out malformed, and sends at once:
+        // its ECHO was never written, so it is sent on the next connection, exactly once.
+        const after = yield* redis.execute(["BREAK"]).pipe(Effect.andThen(redis.execute(["ECHO", "next"])))
+        assert.strictEqual(text(after), "next")
+        assert.deepStrictEqual(received, ["BREAK @1", "ECHO next @2"])
+      })
+  )
+
   it.live("a peer that sends an extra reply: the connection is reset, later replies stay aligned", () =>
     Effect.gen(function* () {
       const fake = yield* FakeServer.make((command, connection) => {

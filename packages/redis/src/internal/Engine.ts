@@ -286,8 +286,9 @@ class Connection {
           "protocol"
         )
       }
-      // What the callers woken by this chunk sent goes out in one write.
-      if (!this.dead) engine.flushQueued()
+      // What the callers woken by this chunk sent goes out in one write (or, if the
+      // connection died meanwhile, to the writer, which keeps it for the next one).
+      engine.flushQueued()
     })
     socket.on("drain", () => this.wakeDrain())
     socket.once("end", () => {
@@ -1211,6 +1212,8 @@ export class Engine {
     this.lastError = undefined
     this.clearOfflineTimer()
     Deferred.doneUnsafe(this.ready, Exit.void)
+    // Whatever waited for a connection goes out now.
+    this.flushQueued()
   }
 
   /**
