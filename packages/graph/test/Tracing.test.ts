@@ -11,19 +11,25 @@ import * as Stream from "effect/Stream"
 import { cypher } from "../src/Cypher.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 
+/** An in-memory tracer and the spans it made. */
+const recording = () => {
+  const spans: Array<Tracer.NativeSpan> = []
+  const tracer = Tracer.make({
+    span(options) {
+      const span = new Tracer.NativeSpan(options)
+      spans.push(span)
+      return span
+    }
+  })
+  return { spans, tracer }
+}
+
 describe("graph spans", { timeout: 30_000 }, () => {
   it.live("carry db.system.name, db.namespace, server.address/port, and no parameter value", () =>
     Effect.scoped(
       Effect.gen(function* () {
         const server = yield* Embedded.make()
-        const spans: Array<Tracer.NativeSpan> = []
-        const tracer = Tracer.make({
-          span(options) {
-            const span = new Tracer.NativeSpan(options)
-            spans.push(span)
-            return span
-          }
-        })
+        const { spans, tracer } = recording()
         yield* Effect.gen(function* () {
           const db = yield* FalkorDB.FalkorDB
           yield* Effect.flip(
@@ -50,14 +56,7 @@ describe("graph spans", { timeout: 30_000 }, () => {
     Effect.scoped(
       Effect.gen(function* () {
         const server = yield* Embedded.make()
-        const spans: Array<Tracer.NativeSpan> = []
-        const tracer = Tracer.make({
-          span(options) {
-            const span = new Tracer.NativeSpan(options)
-            spans.push(span)
-            return span
-          }
-        })
+        const { spans, tracer } = recording()
         yield* Effect.gen(function* () {
           const graph = (yield* FalkorDB.FalkorDB).graph("people")
           yield* Effect.flip(

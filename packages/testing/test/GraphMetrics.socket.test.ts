@@ -15,6 +15,15 @@ import * as Stream from "effect/Stream"
 const isolated = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.provideService(effect, Metric.MetricRegistry, new Map())
 
+/** A client over a single connection to the server replaying the `nodes` recordings, for the scope. */
+const replayedClient = (metrics: boolean) =>
+  Effect.gen(function* () {
+    const fixture = yield* FixtureReplay.loadScenario("falkordb-4.18.11", "nodes")
+    const server = yield* FixtureReplay.serve(fixture)
+    const context = yield* Layer.build(FalkorDB.layer({ url: server.url, strategy: "single", metrics }))
+    return Context.get(context, FalkorDB.FalkorDB)
+  })
+
 const ALL = "MATCH (n) RETURN n ORDER BY id(n)"
 const COUNT = "MATCH (n) RETURN count(n) AS nodes"
 
@@ -28,12 +37,7 @@ describe("graph metrics", { timeout: 30_000 }, () => {
     isolated(
       Effect.scoped(
         Effect.gen(function* () {
-          const fixture = yield* FixtureReplay.loadScenario("falkordb-4.18.11", "nodes")
-          const server = yield* FixtureReplay.serve(fixture)
-          const db = Context.get(
-            yield* Layer.build(FalkorDB.layer({ url: server.url, strategy: "single", metrics: true })),
-            FalkorDB.FalkorDB
-          )
+          const db = yield* replayedClient(true)
           const graph = db.graph("nodes")
           const all = yield* graph.query(ALL)
           const count = yield* graph.query(COUNT)
@@ -105,12 +109,7 @@ describe("graph metrics", { timeout: 30_000 }, () => {
     isolated(
       Effect.scoped(
         Effect.gen(function* () {
-          const fixture = yield* FixtureReplay.loadScenario("falkordb-4.18.11", "nodes")
-          const server = yield* FixtureReplay.serve(fixture)
-          const db = Context.get(
-            yield* Layer.build(FalkorDB.layer({ url: server.url, strategy: "single" })),
-            FalkorDB.FalkorDB
-          )
+          const db = yield* replayedClient(false)
           yield* db.graph("nodes").query(ALL)
           assert.deepStrictEqual(yield* Metric.snapshot, [])
         })
