@@ -448,6 +448,13 @@ describe("client-side caching: races and local invalidation (scripted server)", 
         assert.strictEqual(refused._tag, "Config")
         assert.include(refused.message, "CLIENT TRACKING")
         assert.include(refused.message, "unknown subcommand")
+
+        const resp2Only = yield* FakeServer.make((command) =>
+          command[0] === "HELLO" ? "-ERR unknown command 'HELLO'\r\n" : "+OK\r\n"
+        )
+        const noHello = yield* refuse({ url: resp2Only.url, protocol: 3, clientCache: { commands: ["GET"] } })
+        assert.strictEqual(noHello._tag, "Config")
+        assert.include(noHello.message, "HELLO 3")
       })
     )
   )
