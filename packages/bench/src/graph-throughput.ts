@@ -258,7 +258,12 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
             const before = yield* sim.stats
             const text = yield* table({ ...options, port: sim.port, title, ceiling: sim.ceiling })
             const after = yield* sim.stats
-            return `${text}\n\nServer: ${after.replies - before.replies} graph replies, ${after.unrecorded} unrecorded, at most ${after.maxInService} in service at once.`
+            const replies = after.replies - before.replies
+            const cpu = (after.cpuMicros - before.cpuMicros) / Math.max(replies, 1)
+            return (
+              `${text}\n\nSimulator: ${replies} graph replies, ${after.unrecorded} unrecorded, at most ` +
+              `${after.maxInService} in service at once, ${cpu.toFixed(1)} µs of its CPU per reply (${sim.where}).`
+            )
           })
         )
       )

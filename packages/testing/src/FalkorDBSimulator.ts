@@ -36,6 +36,7 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as FixtureReplay from "./FixtureReplay.ts"
+import * as PreciseWake from "./internal/PreciseWake.ts"
 
 /**
  * One recorded reply: what the server sent for `query` (for any graph name), with or
@@ -61,6 +62,14 @@ export interface SimulatorOptions {
   readonly workers?: number | undefined
   /** How long each graph query holds its slot. Default 1 ms. */
   readonly serviceTime?: Duration.Input | undefined
+  /**
+   * How the server wakes when a query is due. `"clock"` (default): a sleep on the Effect
+   * clock, so `TestClock` drives it; Node's timers round it up to whole milliseconds, which
+   * holds replies back by up to 1 ms. `"precise"`: a worker thread sleeping in
+   * `Atomics.wait` until the exact deadline (no spinning), on the wall clock — for
+   * benchmarks with sub-millisecond service times.
+   */
+  readonly timer?: "clock" | "precise" | undefined
 }
 
 /**
@@ -204,7 +213,8 @@ export const make = Effect.fn("FalkorDBSimulator.make")(function* (options: Simu
   const clock = yield* Clock.Clock
   const fibers = yield* FiberSet.make<void, never>()
   const run = yield* FiberSet.runtime(fibers)<never>()
-  const nowMicros = () => Number(clock.currentTimeNanosUnsafe()) / 1000
+  const precise = options.timer === "precise"
+  const nowMicros = precise ? () => PreciseWake.nowMillis() * 1000 : () => Number(clock.currentTimeNanosUnsafe()) / 1000
 
   const slots: Array<Slot> = Array.from({ length: workers }, () => ({ freeAt: 0, connection: undefined }))
   const ready: Array<Connection> = []
@@ -298,6 +308,13 @@ export const make = Effect.fn("FalkorDBSimulator.make")(function* (options: Simu
   const arm = () => {
     let due = Number.POSITIVE_INFINITY
     for (const slot of slots) if (slot.connection !== undefined && slot.freeAt < due) due = slot.freeAt
+    if (precise) {
+      if (due !== timerDue) {
+        timerDue = due
+        waker!.set(Number.isFinite(due) ? due / 1000 : undefined)
+      }
+      return
+    }
     if (due >= timerDue) return
     timerDue = due
     const delay = Math.max(0, due - nowMicros()) / 1000
@@ -422,6 +439,18 @@ export const make = Effect.fn("FalkorDBSimulator.make")(function* (options: Simu
       sockets.delete(socket)
     })
   }
+
+  const waker = precise
+    ? yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          PreciseWake.make(() => {
+            timerDue = Number.POSITIVE_INFINITY
+            pump()
+          })
+        ),
+        (w) => Effect.promise(() => w.close())
+      )
+    : undefined
 
   const server = Net.createServer({ noDelay: true }, onConnection)
   const port = yield* Effect.acquireRelease(

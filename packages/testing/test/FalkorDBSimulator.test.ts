@@ -116,6 +116,29 @@ describe("FalkorDBSimulator", () => {
     })
   )
 
+  it.live("precise timer (worker thread, wall clock): every reply arrives, at most W at once", () =>
+    Effect.gen(function* () {
+      const recordings = yield* FalkorDBSimulator.benchmarkRecordings
+      const sim = yield* FalkorDBSimulator.make({
+        recordings: recordings.all,
+        workers: 2,
+        serviceTime: "300 micros",
+        timer: "precise"
+      })
+      const one = Buffer.from(recordings.returnOne.reply)
+      const request = command("GRAPH.RO_QUERY", "g", recordings.returnOne.query, "--compact")
+      const clients = [yield* connect(sim.port), yield* connect(sim.port), yield* connect(sim.port)]
+      for (const client of clients) yield* client.send(request.repeat(3))
+      for (const client of clients) {
+        assert.deepStrictEqual(yield* client.awaitBytes(3 * one.length), Buffer.concat([one, one, one]))
+      }
+      const stats = yield* sim.stats
+      assert.strictEqual(stats.replies, 9)
+      assert.strictEqual(stats.maxInService, 2)
+      assert.strictEqual(stats.inService, 0)
+    })
+  )
+
   it.effect("the ceiling is min(W, connections) per service time", () =>
     Effect.gen(function* () {
       const { sim } = yield* setup(4)
