@@ -180,20 +180,23 @@ export const makeSender = (
     return followPrimary === undefined ? sent : Effect.tap(sent, () => followPrimary)
   }
 
-  const sendOnce: Sender["sendOnce"] = (command, query, parameters, queryOptions) =>
-    Effect.gen(function* () {
-      const text = yield* resolve(name, command, query, parameters)
-      const timeout = timeoutArgs(queryOptions, name, command)
-      if (timeout instanceof FalkorError) return yield* timeout
-      const readOnly = command === "GRAPH.RO_QUERY"
-      const base: Array<string> = [command, name, text, "--compact", ...timeout.args]
-      if (options.schemaVersionCheck !== true) {
-        return yield* parse(
-          yield* exec(base, readOnly, timeout.client, timeout.server, queryOptions?.readPreference),
-          name,
-          command
-        )
-      }
+  /** Sends a resolved query text. */
+  const sendText = (command: QueryCommand, text: string, queryOptions: QueryOptions | undefined) => {
+    const timeout = timeoutArgs(queryOptions, name, command)
+    if (timeout instanceof FalkorError) return Effect.fail(timeout)
+    const readOnly = command === "GRAPH.RO_QUERY"
+    const base: Array<string> =
+      timeout.args.length === 0
+        ? [command, name, text, "--compact"]
+        : [command, name, text, "--compact", ...timeout.args]
+    if (options.schemaVersionCheck !== true) {
+      // The common path, kept free of generator machinery: it runs once per query.
+      return Effect.flatMap(
+        exec(base, readOnly, timeout.client, timeout.server, queryOptions?.readPreference),
+        (reply) => parse(reply, name, command)
+      )
+    }
+    return Effect.gen(function* () {
       for (let attempt = 0; ; attempt++) {
         const version = schema.version ?? 0
         const reply = yield* exec(
@@ -208,6 +211,13 @@ export const makeSender = (
         yield* schema.revalidate(reply[1])
       }
     })
+  }
+
+  const sendOnce: Sender["sendOnce"] = (command, query, parameters, queryOptions) =>
+    // A plain text without parameters has nothing to resolve.
+    typeof query === "string" && parameters === undefined
+      ? Effect.suspend(() => sendText(command, query, queryOptions))
+      : Effect.flatMap(resolve(name, command, query, parameters), (text) => sendText(command, text, queryOptions))
 
   const retry = options.retry
   const policy =
