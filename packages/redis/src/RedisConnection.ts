@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Tls from "node:tls"
 import * as Client from "./internal/Client.ts"
 import * as Schema from "effect/Schema"
@@ -92,6 +93,42 @@ export interface Future<A> {
 }
 
 /**
+ * One piece of a streamed reply (`executeStreamed`), in wire order. The outer `depth` levels
+ * of the reply's arrays arrive as `Open` … `Close` around their elements; deeper values, and
+ * empty or null arrays, arrive whole as `Value`s. `depth` 0 is the reply itself, 1 its
+ * elements, 2 theirs. A reply that is not a non-empty array arrives as one `Value` at depth 0.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ReplyPart =
+  | { readonly _tag: "Open"; readonly depth: number; readonly length: number }
+  | { readonly _tag: "Value"; readonly depth: number; readonly value: Reply }
+  | { readonly _tag: "Close"; readonly depth: number }
+
+/**
+ * Options of a streamed command.
+ *
+ * Backpressure: while the stream holds more than `highWaterMark` bytes that its consumer has
+ * not taken, the connection stops reading when no other command waits behind the reply (a
+ * pooled connection always; a shared one while nobody else uses it). When other replies
+ * wait behind it on a shared connection, reading never pauses: the stream buffers up to
+ * `maxBuffered` bytes, then fails with reason `StreamOverflow` and the rest of the reply is
+ * discarded as it arrives (the other callers' replies follow undisturbed).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StreamOptions extends CommandOptions {
+  /** Levels of arrays streamed (1: the reply's elements; 2: theirs too). Default 2. */
+  readonly depth?: number | undefined
+  /** Buffered bytes past which a connection nobody else waits on pauses reading. Default 1 MiB. */
+  readonly highWaterMark?: number | undefined
+  /** Buffered bytes past which a stream on a busy shared connection fails. Default 64 MiB. */
+  readonly maxBuffered?: number | undefined
+}
+
+/**
  * A connection held exclusively by one user for the duration of a scope: for blocking
  * commands, MULTI/EXEC with WATCH, or anything that changes connection state.
  *
@@ -167,6 +204,14 @@ export class RedisConnection extends Context.Service<
     readonly withExclusive: <A, E, R>(
       use: (connection: ExclusiveConnection) => Effect.Effect<A, E, R>
     ) => Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>>
+    /**
+     * Sends a command whose reply is streamed (see `ReplyPart`, `StreamOptions`): its parts
+     * are handed over as they arrive instead of after the whole reply. Replies behind it
+     * on the same connection keep their order. Stopping the stream early discards the rest
+     * of the reply as it arrives. Optional: use `executeStreamed` (the function), which
+     * falls back to `execute` for a service without it.
+     */
+    readonly executeStreamed?: (command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>
   }
 >()("@effect-falkordb/redis/RedisConnection") {}
 
@@ -869,3 +914,52 @@ export const executeAs = <S extends Schema.Top>(
       )
     )
   )
+
+/** The parts of a whole reply, as a streamed reply of `depth` levels would hand them over. */
+const partsOf = (reply: Reply, depth: number): Array<ReplyPart> => {
+  const out: Array<ReplyPart> = []
+  const walk = (value: Reply, level: number): void => {
+    if (level < depth && Array.isArray(value) && value.length > 0) {
+      out.push({ _tag: "Open", depth: level, length: value.length })
+      for (const item of value) walk(item, level + 1)
+      out.push({ _tag: "Close", depth: level })
+    } else out.push({ _tag: "Value", depth: level, value })
+  }
+  walk(reply, 0)
+  return out
+}
+
+/**
+ * Streams `command`'s reply on `connection` (see `ReplyPart`). A service without
+ * `executeStreamed` (a mock, a wrapper) runs `execute` and hands over the parts of the whole
+ * reply: the same parts, only not before the reply is complete.
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import { Effect, Stream } from "effect"
+ *
+ * const firstTen = Effect.gen(function* () {
+ *   const redis = yield* RedisConnection.RedisConnection
+ *   // Elements of a long list as they arrive; the rest of the reply is skipped.
+ *   return yield* RedisConnection.executeStreamed(redis, ["LRANGE", "big", "0", "-1"], { depth: 1 }).pipe(
+ *     Stream.filter((part) => part._tag === "Value" && part.depth === 1),
+ *     Stream.take(10),
+ *     Stream.runCollect
+ *   )
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category streaming
+ */
+export const executeStreamed = (
+  connection: RedisConnection["Service"],
+  command: Command,
+  options?: StreamOptions
+): Stream.Stream<ReplyPart, RedisError> =>
+  connection.executeStreamed !== undefined
+    ? connection.executeStreamed(command, options)
+    : Stream.flatMap(Stream.fromEffect(connection.execute(command, options)), (reply) =>
+        Stream.fromIterable(partsOf(reply, options?.depth ?? 2))
+      )

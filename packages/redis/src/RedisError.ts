@@ -454,6 +454,39 @@ export class CrossSlot extends Refusal("CrossSlot")<{
 }
 
 /**
+ * A streamed reply (`RedisConnection.executeStreamed`) on a shared connection outgrew its
+ * buffer while its consumer lagged and other callers' replies waited behind it: the stream
+ * fails with this reason rather than stall them or hold unbounded memory. The rest of the
+ * reply is read and discarded, so the connection stays in step. The command ran.
+ *
+ * @example
+ * ```ts
+ * import * as RedisError from "@effect-falkordb/redis/RedisError"
+ *
+ * const reason = new RedisError.StreamOverflow({ limit: 1024, message: "over the limit" })
+ * console.log(reason.written) // true
+ * ```
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class StreamOverflow extends Reason("StreamOverflow")<{
+  /** The buffer bound in bytes (`maxBuffered`). */
+  readonly limit: number
+  readonly message: string
+}> {
+  get written(): boolean {
+    return true
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+  get hint(): string {
+    return "consume the stream faster, raise maxBuffered, or stream on a connection of its own (pooled strategy or withExclusive), where reading simply pauses"
+  }
+}
+
+/**
  * Every reason a command can fail for.
  *
  * @since 0.1.0
@@ -476,6 +509,7 @@ export type RedisErrorReason =
   | ReadOnlyReplica
   | NoSentinel
   | CrossSlot
+  | StreamOverflow
 
 /**
  * The error of every engine call. `message` is the reason's message followed by its hint

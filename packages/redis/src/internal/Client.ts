@@ -9,15 +9,22 @@ import type { Reply } from "@effect-falkordb/resp/Reply"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Cause from "effect/Cause"
 import * as Pool from "effect/Pool"
 import * as Scope from "effect/Scope"
+import * as Channel from "effect/Channel"
+import * as Deferred from "effect/Deferred"
+import * as Stream from "effect/Stream"
+import type * as Arr from "effect/Array"
 import type {
   CommandOptions,
   ConnectionInfo,
   ExclusiveConnection,
   Future,
   PipelineOptions,
-  RedisConnection
+  RedisConnection,
+  ReplyPart,
+  StreamOptions
 } from "../RedisConnection.ts"
 import {
   BatchSpansEngines,
@@ -35,6 +42,7 @@ import * as ElasticEngines from "./ElasticEngines.ts"
 import { argumentText } from "./Text.ts"
 import { commandName, type Engine, FutureRequest, makeEngine, Request, validateCommand } from "./Engine.ts"
 import * as EngineMetrics from "./EngineMetrics.ts"
+import { ReplyStream } from "./ReplyStream.ts"
 
 type Service = RedisConnection["Service"]
 
@@ -106,6 +114,53 @@ const enginePipeline = (
     }
     return engine.run(new Request<ReadonlyArray<Reply>>(commands, true, commands.length, timeout, reportedTimeout))
   })
+
+/** The buffer bounds of a streamed command, or why they are invalid. */
+const streamLimits = (options: StreamOptions | undefined) => {
+  const depth = options?.depth ?? 2
+  const highWaterMark = options?.highWaterMark ?? 1024 * 1024
+  const maxBuffered = options?.maxBuffered ?? 64 * 1024 * 1024
+  if (!Number.isInteger(depth) || depth < 1 || !(highWaterMark > 0) || !(maxBuffered >= highWaterMark)) {
+    return new RedisError({
+      reason: new InvalidArgument({
+        message: `a streamed command needs an integer depth >= 1 and 0 < highWaterMark <= maxBuffered (got depth ${depth}, highWaterMark ${highWaterMark}, maxBuffered ${maxBuffered})`
+      })
+    })
+  }
+  return { depth, highWaterMark, maxBuffered }
+}
+
+/**
+ * Streams a checked command's reply on the engine `acquire` gives (in the stream's scope).
+ * `release`, when given, is called once the engine owes nothing more for the command (its
+ * reply ended, failed, or it was never sent): a pooled borrow ends there, not when the
+ * consumer finishes, so a call the consumer makes meanwhile (a schema lookup) can borrow it.
+ */
+const engineStream = (
+  acquire: Effect.Effect<Engine, RedisError, Scope.Scope>,
+  command: Command,
+  timeout: number,
+  options: StreamOptions | undefined,
+  release?: (finished: Effect.Effect<void>) => Effect.Effect<void>
+): Stream.Stream<ReplyPart, RedisError> =>
+  Stream.fromChannel(
+    Channel.fromTransform((_, scope) =>
+      Effect.gen(function* () {
+        const limits = streamLimits(options)
+        if (limits instanceof RedisError) return yield* limits
+        const engine = yield* Scope.provide(acquire, scope)
+        const request = new Request<any>([command], false, 1, timeout)
+        const stream = new ReplyStream(engine, request, limits)
+        if (release !== undefined) yield* release(Deferred.await(stream.finished))
+        yield* Effect.onError(engine.admit(request), () => Effect.sync(() => stream.cancel()))
+        yield* Scope.addFinalizer(
+          scope,
+          Effect.sync(() => stream.cancel())
+        )
+        return stream.pull as Effect.Effect<Arr.NonEmptyReadonlyArray<ReplyPart>, RedisError | Cause.Done>
+      })
+    )
+  )
 
 /**
  * Puts a checked command on its way on an engine; the future (the request itself) is returned
@@ -319,6 +374,27 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
         }
         return enginePipeline(engine, commands, timeout)
       }),
+    executeStreamed: (command, options) =>
+      Stream.unwrap(
+        Effect.sync(() => {
+          const refused = refusal(command)
+          if (refused !== undefined) return Stream.fail(refused)
+          const blocking = CommandKeys.isBlocking(command)
+          const timeout = callTimeout(blocking, options, resolved.commandTimeout)
+          if (timeout instanceof RedisError) return Stream.fail(timeout)
+          // Like execute: what must not ride the shared pipe gets a connection of its own.
+          if (blocking || outlastsStall(timeout, resolved)) {
+            return engineStream(
+              makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }),
+              command,
+              timeout,
+              options
+            )
+          }
+          const engine = router.forCommand(command, options?.readOnly === true)
+          return engineStream(Effect.succeed(engine), command, timeout, options)
+        })
+      ),
     withExclusive: exclusive
   }
 }
@@ -627,6 +703,34 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
         if (timeout instanceof RedisError) return Effect.fail(timeout)
         return borrow(timeout, (engine, left, reported) => enginePipeline(engine, commands, left, reported))
       }),
+    // The borrow lasts until the engine owes nothing for the command, not until the consumer ends.
+    executeStreamed: (command, options) =>
+      Stream.unwrap(
+        Effect.sync(() => {
+          const refused = pooledRefusal(command)
+          if (refused !== undefined) return Stream.fail(refused)
+          const timeout = callTimeout(CommandKeys.isBlocking(command), options, resolved.commandTimeout)
+          if (timeout instanceof RedisError) return Stream.fail(timeout)
+          let borrowScope: Scope.Closeable | undefined
+          const acquire = Effect.gen(function* () {
+            if (closing) {
+              return yield* new RedisError({
+                reason: new Closed({ written: false, message: `the client of ${resolved.target} is closed` })
+              })
+            }
+            const scope = yield* Scope.make()
+            borrowScope = scope
+            return yield* Pool.get(pool).pipe(
+              Effect.tap((engine) => engine.refresh),
+              Scope.provide(scope),
+              Effect.onError(() => Scope.close(scope, Exit.void))
+            )
+          })
+          const release = (finished: Effect.Effect<void>) =>
+            Effect.asVoid(Effect.forkIn(Effect.ensuring(finished, Scope.close(borrowScope!, Exit.void)), clientScope))
+          return engineStream(acquire, command, timeout, options, release)
+        })
+      ),
     withExclusive: exclusive
   }
   return { service, engines: [] as ReadonlyArray<Engine> }

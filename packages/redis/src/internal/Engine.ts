@@ -48,6 +48,7 @@ import {
 } from "../RedisError.ts"
 import type { Future } from "../RedisConnection.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
+import type { ReplyStream } from "./ReplyStream.ts"
 import { RingBuffer } from "./RingBuffer.ts"
 import { argumentText } from "./Text.ts"
 
@@ -132,6 +133,8 @@ export class Request<A = unknown> {
   expired = false
   /** When it was admitted, for the latency metric (0: not measured). */
   startedAt = 0
+  /** Set for a streamed command (`executeStreamed`): its array reply goes to this sink, not into a tree. */
+  sink: ReplyStream | undefined = undefined
   constructor(
     commands: ReadonlyArray<Command>,
     batch: boolean,
@@ -256,6 +259,12 @@ class Connection {
   private settledRequests: Array<AnyRequest> = []
   private settledReplies: Array<Reply> = []
   private drainWaiter: (() => void) | undefined = undefined
+  /** The streamed reply being read, if any (see `ReplyStream`). */
+  private activeStream: ReplyStream | undefined = undefined
+  /** Streams that received parts during the chunk being decoded: woken once it is done. */
+  private streamWakes: Array<ReplyStream> = []
+  /** Reading is paused for a streamed reply whose consumer lags (nothing else is owed). */
+  paused = false
 
   readonly socket: Net.Socket
   readonly engine: Engine
@@ -265,13 +274,15 @@ class Connection {
     this.engine = engine
     this.decoder = new Decoder((reply) => this.onReply(reply), {
       maxBulkLength: engine.options.maxReplyBytes,
-      maxLineLength: engine.options.maxLineLength
+      maxLineLength: engine.options.maxLineLength,
+      selectSink: () => this.selectSink()
     })
     socket.on("data", (chunk: Buffer) => {
       if (this.dead) return
       this.lastByteAt = performance.now()
       const error = this.decoder.feed(chunk)
       this.flushSettled()
+      if (this.streamWakes.length > 0) this.wakeStreams()
       // A reply just uncovered one whose caller timed out: the dead-peer rule watches it.
       if (this.owesTimedOut && engine.options.deadPeerTimeout !== Number.POSITIVE_INFINITY) engine.watch()
       if (error !== undefined) {
@@ -344,6 +355,55 @@ class Connection {
       this.settledRequests.push(request)
       this.settledReplies.push(reply)
     }
+  }
+
+  /** A streamed command is owed next: its array reply is streamed into its sink. */
+  private selectSink(): ReplyStream | undefined {
+    const sink = this.inflight.peek()?.sink
+    if (sink === undefined) return undefined
+    this.activeStream = sink
+    sink.begin(this)
+    return sink
+  }
+
+  /** The streamed reply ended (its `close(0)`): it leaves the FIFO, settled with the chunk. */
+  streamEnded(stream: ReplyStream, request: AnyRequest): void {
+    if (this.activeStream === stream) this.activeStream = undefined
+    this.inflight.shift()
+    this.replies++
+    this.settledRequests.push(request)
+    this.settledReplies.push(null)
+  }
+
+  /** Wakes `stream`'s consumer once the current chunk is decoded. */
+  wakeLater(stream: ReplyStream): void {
+    this.streamWakes.push(stream)
+  }
+
+  private wakeStreams(): void {
+    const streams = this.streamWakes
+    this.streamWakes = []
+    for (const stream of streams) stream.wake()
+  }
+
+  /** Other commands are owed replies behind the streamed one. */
+  get othersWaiting(): boolean {
+    return this.inflight.length > 1
+  }
+
+  /** Stops reading the socket: the streamed reply's consumer lags and nobody else waits. */
+  pause(): void {
+    if (this.paused || this.dead) return
+    this.paused = true
+    this.socket.pause()
+  }
+
+  /** Reads the socket again; the silence clock restarts (a paused socket is not a stalled peer). */
+  resume(): void {
+    if (!this.paused) return
+    this.paused = false
+    this.lastByteAt = performance.now()
+    if (!this.dead) this.socket.resume()
   }
 
   /**
@@ -420,6 +480,10 @@ class Connection {
           message: `connection to ${this.engine.options.target} closed by the server`
         })
       })
+    const stream = this.activeStream
+    this.activeStream = undefined
+    this.paused = false
+    stream?.fail(failure)
     for (const request of this.inflight.drain()) this.engine.fail(request, failure)
     Deferred.doneUnsafe(this.closed, Exit.void)
   }
@@ -922,6 +986,7 @@ export class Engine {
       connection !== undefined &&
       !connection.dead &&
       connection.inflight.length > 0 &&
+      !connection.paused &&
       now - connection.lastByteAt >= this.options.stallTimeout
     ) {
       connection.fatal(
@@ -1018,6 +1083,8 @@ export class Engine {
       else for (const command of request.commands) commands.push(command)
     }
     if (commands === undefined) return false
+    // Replies now wait behind a paused streamed reply: read on (its stream buffers, bounded).
+    if (connection.paused) connection.resume()
     // Nothing was owed before this write: the silence clock (stall and dead-peer rules) starts now.
     if (connection.inflight.length === commands.length) connection.lastByteAt = performance.now()
     if (this.options.stallTimeout !== Number.POSITIVE_INFINITY) this.startSweeper()
