@@ -31,6 +31,7 @@ import { malformed as decodeError } from "./internal/errors.ts"
 import * as Measure from "./internal/Measure.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
 import * as QueryText from "./internal/QueryText.ts"
+import * as RowStream from "./internal/RowStream.ts"
 import type { QueryCommand } from "./internal/QueryPath.ts"
 import { isOk, parseMemoryUsage, parsePlan, parseSlowlog } from "./internal/Replies.ts"
 import type { GraphSchema, SchemaCache } from "./internal/SchemaCache.ts"
@@ -439,21 +440,40 @@ const wholeResult = (context: Context, command: QueryCommand, spanName: string) 
     Measure.measured(command, operation, run(query, parameters, options), (result) => result.rows.length)
 }
 
-/** `stream` / `roStream`: the rows decoded `chunkSize` at a time, as the stream is pulled. */
+/**
+ * `stream` / `roStream`: rows decoded off the wire as the reply arrives (`RowStream`), or,
+ * when the graph's options need the whole reply first (schema-version check, retry policy),
+ * decoded `chunkSize` at a time from the whole reply.
+ */
 const rowStream =
   (context: Context, command: QueryCommand, spanName: string, chunkSize: number) =>
-  (query: string | Cypher.Query, parameters?: object, options?: QueryOptions): Stream.Stream<Row, FalkorError> =>
-    Stream.unwrap(
+  (query: string | Cypher.Query, parameters?: object, options?: QueryOptions): Stream.Stream<Row, FalkorError> => {
+    const operation = command === "GRAPH.QUERY" ? "stream" : "roStream"
+    const attributes = { ...queryAttributes(context, command), ...textAttributes(context, query) }
+    const streamed = context.sender.sendStreamed
+    if (streamed !== undefined) {
+      const rows = RowStream.rows(
+        streamed(command, query, parameters, options),
+        context.schema,
+        command,
+        chunkSize,
+        (stats) =>
+          Effect.annotateCurrentSpan({
+            "db.response.returned_rows": stats.rows,
+            "falkordb.execution_time_ms": stats.statistics?.executionTimeMs ?? -1
+          })
+      ).pipe(Stream.withSpan(spanName, { attributes }))
+      return context.metrics ? Measure.measuredStream(command, operation, rows) : rows
+    }
+    return Stream.unwrap(
       measure(
         context,
         command,
-        command === "GRAPH.QUERY" ? "stream" : "roStream",
+        operation,
         context.sender.send(command, query, parameters, options),
         (envelope) => envelope.rows.length
       ).pipe(
-        Effect.withSpan(spanName, {
-          attributes: { ...queryAttributes(context, command), ...textAttributes(context, query) }
-        }),
+        Effect.withSpan(spanName, { attributes }),
         Effect.map((envelope) => {
           const header = new Header(envelope.columns)
           const total = envelope.rows.length
@@ -467,6 +487,7 @@ const rowStream =
         })
       )
     )
+  }
 
 /** `explain` / `profile`: the plan tree. */
 const planCall = (context: Context, command: "GRAPH.EXPLAIN" | "GRAPH.PROFILE") =>

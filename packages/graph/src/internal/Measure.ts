@@ -7,6 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
+import * as Stream from "effect/Stream"
 import { isFalkorError } from "../FalkorError.ts"
 import * as GraphMetrics from "../GraphMetrics.ts"
 import type { SchemaKind } from "./CompactReply.ts"
@@ -81,6 +82,35 @@ export const measured = <A, E, R>(
       }
       return Effect.andThen(recorded, Metric.update(errorOf(command, operation, reasonOf(exit)), 1))
     })
+  })
+
+/**
+ * Measures a row stream as one `operation` of `command`: its duration until it ends (or
+ * fails, or is stopped) and the rows it handed out.
+ *
+ * @internal
+ */
+export const measuredStream = <A, E, R>(
+  command: string,
+  operation: string,
+  stream: Stream.Stream<A, E, R>
+): Stream.Stream<A, E, R> =>
+  Stream.suspend(() => {
+    const started = performance.now()
+    let rows = 0
+    return stream.pipe(
+      Stream.mapArray((chunk) => {
+        rows += chunk.length
+        return chunk
+      }),
+      Stream.onExit((exit) => {
+        const { duration, count, rows: rowSeries } = seriesOf(command, operation)
+        const seconds = (performance.now() - started) / 1000
+        const recorded = Effect.andThen(Metric.update(duration, seconds), Metric.update(count, 1))
+        if (Exit.isSuccess(exit)) return Effect.andThen(recorded, Metric.update(rowSeries, rows))
+        return Effect.andThen(recorded, Metric.update(errorOf(command, operation, reasonOf(exit)), 1))
+      })
+    )
   })
 
 /**

@@ -11,12 +11,18 @@
  *
  * @internal
  */
-import type { ReadPreference, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import {
+  executeStreamed,
+  type ReadPreference,
+  type RedisConnection,
+  type ReplyPart
+} from "@effect-falkordb/redis/RedisConnection"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import * as Cypher from "../Cypher.ts"
 import { decodeError, FalkorError, fromRedis, InvalidArgument, InvalidParameter } from "../FalkorError.ts"
 import type { GraphOptions, QueryOptions } from "../Graph.ts"
@@ -154,6 +160,19 @@ export interface Sender {
   ) => Effect.Effect<Envelope, FalkorError>
   /** `sendOnce`, retried for read-only queries when a retry policy is set. */
   readonly send: Sender["sendOnce"]
+  /**
+   * Sends a query whose reply is streamed (`executeStreamed`, depth 2: the header, each row
+   * and the statistics as they arrive); `undefined` when the graph's options need the whole
+   * reply first (the schema-version check, which may send the query again, or a retry policy).
+   */
+  readonly sendStreamed:
+    | ((
+        command: QueryCommand,
+        query: string | Cypher.Query,
+        parameters: object | undefined,
+        options: QueryOptions | undefined
+      ) => Stream.Stream<ReplyPart, FalkorError>)
+    | undefined
 }
 
 /**
@@ -237,7 +256,28 @@ export const makeSender = (
       ? sendOnce(command, query, parameters, queryOptions)
       : Effect.retry(sendOnce(command, query, parameters, queryOptions), policy)
 
-  return { exec, sendOnce, send }
+  const sendStreamed: Sender["sendStreamed"] =
+    options.schemaVersionCheck === true || policy !== undefined
+      ? undefined
+      : (command, query, parameters, queryOptions) =>
+          Stream.unwrap(
+            Effect.gen(function* () {
+              if (refused !== undefined) return yield* refused
+              const text = yield* resolve(name, command, query, parameters)
+              const timeout = timeoutArgs(queryOptions, name, command)
+              if (timeout instanceof FalkorError) return yield* timeout
+              return executeStreamed(connection, [command, name, text, "--compact", ...timeout.args], {
+                readOnly: command === "GRAPH.RO_QUERY",
+                timeout: timeout.client ?? "Infinity",
+                readPreference: queryOptions?.readPreference,
+                depth: 2
+              }).pipe(
+                Stream.mapError((error) => fromRedis(error, { graph: name, command, serverTimeout: timeout.server }))
+              )
+            })
+          )
+
+  return { exec, sendOnce, send, sendStreamed }
 }
 
 /** What a `Graph` value is made of, for the internal helpers that build on it (batches). */

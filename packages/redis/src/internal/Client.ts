@@ -137,7 +137,7 @@ const streamLimits = (options: StreamOptions | undefined) => {
  * consumer finishes, so a call the consumer makes meanwhile (a schema lookup) can borrow it.
  */
 const engineStream = (
-  acquire: Effect.Effect<Engine, RedisError, Scope.Scope>,
+  acquire: Effect.Effect<Lane, RedisError, Scope.Scope>,
   command: Command,
   timeout: number,
   options: StreamOptions | undefined,

@@ -239,6 +239,16 @@ export class FutureRequest<A> extends Request<A> implements Future<A> {
   }
 }
 
+/**
+ * The caller of `request` is gone, when the engine it was admitted to is not at hand (a
+ * lane that forwards to it): an unwritten request is never sent; a written one's reply is
+ * still read in position (only the engine's overdue count, a routing hint, does not see it).
+ */
+export const abandonRequest = (request: Request<any>): void => {
+  request.resume = undefined
+  if (request.state === QUEUED) request.state = ABANDONED
+}
+
 /** A request of any outcome type, as the engine's queues and FIFO hold them. */
 // The engine matches replies by position, whatever each caller awaits.
 type AnyRequest = Request<any>

@@ -26,7 +26,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type { ReplyPart } from "../RedisConnection.ts"
 import { ConnectionLost, RedisError, StreamOverflow } from "../RedisError.ts"
-import type { Engine, Request } from "./Engine.ts"
+import { abandonRequest, Engine, type Request } from "./Engine.ts"
 
 /** What the connection reading the reply offers its stream. */
 export interface StreamHost {
@@ -77,9 +77,9 @@ export class ReplyStream implements ReplySink {
   /** The most bytes ever buffered at once (tests, diagnostics). */
   peakBuffered = 0
   readonly request: Request<Reply>
-  private readonly engine: Engine
+  private readonly engine: unknown
 
-  constructor(engine: Engine, request: Request<Reply>, limits: StreamLimits) {
+  constructor(engine: unknown, request: Request<Reply>, limits: StreamLimits) {
     this.engine = engine
     this.request = request
     this.depth = limits.depth
@@ -241,7 +241,8 @@ export class ReplyStream implements ReplySink {
     this.bytes = 0
     this.waiter = undefined
     if (this.host?.paused === true) this.host.resume()
-    this.engine.abandon(this.request)
+    if (this.engine instanceof Engine) this.engine.abandon(this.request)
+    else abandonRequest(this.request)
     // Never written: the engine owes nothing for it.
     if (!this.request.written) Deferred.doneUnsafe(this.finished, Exit.void)
   }

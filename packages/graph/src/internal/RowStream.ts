@@ -1,0 +1,260 @@
+/**
+ * Rows decoded off the wire: the parts of a streamed compact reply (`RedisConnection`'s
+ * `executeStreamed`, depth 2) turned into `Row`s as they arrive, so row 0 is handed out
+ * before the reply ends and the whole reply is never held.
+ *
+ * The reply `[header, rows, stats]` arrives as: the header (collected, parsed when it
+ * closes), each row (decoded at once), the statistics (collected); the envelope is checked
+ * at the end exactly as for a whole reply (`parseEnvelope` on the header and statistics),
+ * so error shapes (version mismatch, a legacy trailing error) fail the same way.
+ *
+ * Rows are decoded when pulled, `chunkSize` at a time, so rows after the ones taken are never
+ * decoded; the stream reads on only when the rows received so far are handed out. A row
+ * that names a label, type or property id the schema cache does not know starts one shared
+ * refresh (`GraphSchema.ensure`) on a fiber of its own, and that row and every later one
+ * wait, undecoded and in order, until it returns. Reading goes on meanwhile: on a shared
+ * connection the refresh is queued behind this very reply, so it can only return after the
+ * reply has been read; waiting for it before reading on would deadlock. Those rows are then
+ * decoded at the end (or as soon as the refresh returns): only a stream that meets an
+ * unknown id holds its remaining rows.
+ *
+ * @internal
+ */
+import type { ReplyPart } from "@effect-falkordb/redis/RedisConnection"
+import type { Reply } from "@effect-falkordb/resp/Reply"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Pull from "effect/Pull"
+import * as Stream from "effect/Stream"
+import type { FalkorError } from "../FalkorError.ts"
+import { Header, Row } from "../Row.ts"
+import type { Statistics } from "../Graph.ts"
+import { decodeRow, isSchemaMiss, parseEnvelope, type SchemaMiss } from "./CompactReply.ts"
+import { placed } from "./QueryPath.ts"
+import type { GraphSchema } from "./SchemaCache.ts"
+
+/** Counters of one run, for tests and the span. */
+export interface RowStreamStats {
+  /** Rows handed out. */
+  rows: number
+  /** Rows received and not yet decoded (not pulled yet, or waiting for a schema refresh); the most at once. */
+  peakWaiting: number
+  /** The statistics, once the reply ended. */
+  statistics: Statistics | undefined
+}
+
+class Decoder {
+  private replyLength = -1
+  private element = -1
+  private collecting: Array<Reply> | undefined = undefined
+  private readonly elements: Array<Reply> = []
+  private inRows = false
+  private header: Header | undefined = undefined
+  private rowIndex = 0
+  /** Rows received, decoded when pulled (`take`), from `rawHead` on. */
+  private raw: Array<Reply> = []
+  private rawHead = 0
+  refresh: Deferred.Deferred<void, FalkorError> | undefined = undefined
+  ended = false
+  readonly stats: RowStreamStats = { rows: 0, peakWaiting: 0, statistics: undefined }
+  private readonly schema: GraphSchema
+  private readonly graph: string
+  private readonly command: string
+  constructor(schema: GraphSchema, command: string) {
+    this.schema = schema
+    this.graph = schema.graph
+    this.command = command
+  }
+
+  /** Takes one chunk of parts; throws `FalkorError` for a malformed or failed reply. */
+  parts(parts: ReadonlyArray<ReplyPart>): void {
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!
+      if (part.depth === 2) {
+        if (part._tag !== "Value") continue
+        if (this.inRows) this.row(part.value)
+        else this.collecting!.push(part.value)
+        continue
+      }
+      if (part.depth === 1) {
+        if (part._tag === "Open") {
+          this.element++
+          if (this.replyLength === 3 && this.element === 1) this.inRows = true
+          else this.collecting = []
+        } else if (part._tag === "Value") {
+          this.element++
+          this.completed(part.value)
+        } else if (this.inRows) {
+          this.inRows = false
+          this.elements[this.element] = []
+        } else {
+          this.completed(this.collecting!)
+          this.collecting = undefined
+        }
+        continue
+      }
+      // depth 0
+      if (part._tag === "Open") this.replyLength = part.length
+      else if (part._tag === "Value") this.whole(part.value)
+      else this.end()
+    }
+  }
+
+  /** An element of the reply, complete. */
+  private completed(value: Reply): void {
+    if (this.replyLength === 3 && this.element === 1) {
+      // The rows arrived whole (none: `*0`).
+      this.elements[1] = []
+      if (Array.isArray(value)) for (const raw of value) this.row(raw)
+      return
+    }
+    this.elements[this.element] = value
+    if (this.replyLength === 3 && this.element === 0) {
+      this.header = new Header(parseEnvelope([value, [], []], this.graph, this.command).columns)
+    }
+  }
+
+  /** A reply that arrived whole (not streamed). */
+  private whole(reply: Reply): void {
+    const envelope = parseEnvelope(reply, this.graph, this.command)
+    this.header = new Header(envelope.columns)
+    for (const raw of envelope.rows) this.row(raw)
+    this.stats.statistics = envelope.statistics
+    this.ended = true
+  }
+
+  private end(): void {
+    const skeleton = this.replyLength === 3 ? [this.elements[0]!, [], this.elements[2]!] : this.elements
+    const envelope = parseEnvelope(skeleton, this.graph, this.command)
+    this.header ??= new Header(envelope.columns)
+    this.stats.statistics = envelope.statistics
+    this.ended = true
+  }
+
+  private row(raw: Reply): void {
+    this.raw.push(raw)
+    const waiting = this.raw.length - this.rawHead
+    if (waiting > this.stats.peakWaiting) this.stats.peakWaiting = waiting
+  }
+
+  /**
+   * One refresh, to run on a fiber of its own (`toStart`, forked by the pull): reading goes
+   * on while it runs (see the module header).
+   */
+  private startRefresh(miss: SchemaMiss, missSeq: number): void {
+    const done = Deferred.makeUnsafe<void, FalkorError>()
+    this.refresh = done
+    this.toStart = Effect.exit(this.schema.ensure(miss.kind, miss.id, missSeq)).pipe(
+      Effect.flatMap((exit) => Deferred.done(done, exit))
+    )
+  }
+
+  /** A refresh to fork. */
+  toStart: Effect.Effect<unknown> | undefined = undefined
+
+  /** The refresh returned: decoding goes on (a failure fails the stream). */
+  settleRefresh(exit: Exit.Exit<void, FalkorError>): void {
+    this.refresh = undefined
+    if (Exit.isFailure(exit)) throw Cause.squash(exit.cause)
+  }
+
+  /** Rows received and not decoded yet. */
+  get pending(): number {
+    return this.raw.length - this.rawHead
+  }
+
+  /** Decodes up to `limit` waiting rows, stopping at an unknown id (a refresh starts). */
+  take(limit: number): Array<Row> {
+    const out: Array<Row> = []
+    if (this.refresh !== undefined) return out
+    const raw = this.raw
+    const header = this.header!
+    while (this.rawHead < raw.length && out.length < limit) {
+      const missSeq = this.schema.now
+      const values = decodeRow(raw[this.rawHead]!, this.rowIndex, header.columns, this.schema.lookup)
+      if (isSchemaMiss(values)) {
+        this.startRefresh(values, missSeq)
+        break
+      }
+      raw[this.rawHead++] = null
+      out.push(new Row(header, values))
+      this.rowIndex++
+    }
+    if (this.rawHead === raw.length) {
+      this.raw = []
+      this.rawHead = 0
+    }
+    this.stats.rows += out.length
+    return out
+  }
+}
+
+/**
+ * The rows of a streamed compact reply. `onEnd` gets the counters once the reply has ended.
+ */
+export const rows = (
+  parts: Stream.Stream<ReplyPart, FalkorError>,
+  schema: GraphSchema,
+  command: string,
+  chunkSize: number,
+  onEnd?: (stats: RowStreamStats) => Effect.Effect<void>
+): Stream.Stream<Row, FalkorError> =>
+  Stream.transformPull(parts, (upstream, scope) =>
+    Effect.sync(() => {
+      const decoder = new Decoder(schema, command)
+      let upstreamDone = false
+      const fail = (e: unknown) => Effect.fail(placed(e, schema.graph, command))
+      const settle = (exit: Exit.Exit<void, FalkorError>) => {
+        try {
+          decoder.settleRefresh(exit)
+        } catch (e) {
+          return fail(e)
+        }
+        return step
+      }
+      const step: Effect.Effect<Arr.NonEmptyReadonlyArray<Row>, FalkorError | Cause.Done> = Effect.suspend(() => {
+        const start = decoder.toStart
+        if (start !== undefined) {
+          decoder.toStart = undefined
+          return Effect.andThen(Effect.forkIn(start, scope), step)
+        }
+        const refresh = decoder.refresh
+        if (refresh !== undefined && Deferred.isDoneUnsafe(refresh)) {
+          return Effect.flatMap(Effect.exit(Deferred.await(refresh)), settle)
+        }
+        let ready: Array<Row>
+        try {
+          ready = decoder.take(chunkSize)
+        } catch (e) {
+          return fail(e)
+        }
+        if (ready.length > 0) return Effect.succeed(ready as unknown as Arr.NonEmptyReadonlyArray<Row>)
+        if (decoder.toStart !== undefined) return step
+        if (upstreamDone) {
+          // The reply is read: nothing else can happen, so now the refresh is awaited.
+          if (refresh !== undefined) return Effect.flatMap(Effect.exit(Deferred.await(refresh)), settle)
+          const end = onEnd === undefined ? Effect.void : onEnd(decoder.stats)
+          return Effect.andThen(end, Cause.done())
+        }
+        return Effect.matchCauseEffect(upstream, {
+          onFailure: (cause) => {
+            if (!Pull.isDoneCause(cause)) return Effect.failCause(cause as Cause.Cause<FalkorError>)
+            upstreamDone = true
+            return step
+          },
+          onSuccess: (parts) => {
+            try {
+              decoder.parts(parts)
+            } catch (e) {
+              return fail(e)
+            }
+            return step
+          }
+        })
+      })
+      return step
+    })
+  )
