@@ -169,13 +169,11 @@ describe("Graph.roStream streams rows off the wire", () => {
         Effect.gen(function* () {
           const server = yield* peer
           const db = yield* client(server.url, options)
-          const g = db
-            .graph("g")(
-              // Names known first, so no refresh can open the peer's gate.
-              g.schema as unknown as GraphSchema
-            )
-            .replaceAll("labels", ["Person"])(g.schema as unknown as GraphSchema)
-            .replaceAll("propertyKeys", ["age"])
+          const g = db.graph("g")
+          // Names known first, so no refresh can open the peer's gate.
+          const cache = g.schema as unknown as GraphSchema
+          cache.replaceAll("labels", ["Person"])
+          cache.replaceAll("propertyKeys", ["age"])
           const first = yield* g.roStream("GATED 50").pipe(Stream.take(1), Stream.runCollect)
           // The peer still holds rows 1..49 (its gate opens only on a labels lookup).
           assert.deepStrictEqual(
@@ -193,10 +191,10 @@ describe("Graph.roStream streams rows off the wire", () => {
         Effect.gen(function* () {
           const server = yield* peer
           const db = yield* client(server.url, options)
-          const g = db
-            .graph("g")(g.schema as unknown as GraphSchema)
-            .replaceAll("labels", ["Person"])(g.schema as unknown as GraphSchema)
-            .replaceAll("propertyKeys", ["age"])
+          const g = db.graph("g")
+          const cache = g.schema as unknown as GraphSchema
+          cache.replaceAll("labels", ["Person"])
+          cache.replaceAll("propertyKeys", ["age"])
           const ten = yield* g.roStream("BIG 200000").pipe(Stream.take(10), Stream.runCollect)
           assert.deepStrictEqual(
             ten.map((r) => r.get("x")),
