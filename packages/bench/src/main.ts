@@ -4,7 +4,7 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput`,
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-stream`,
  * `--no-write` (print only), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
  * simulated FalkorDB of `graph-throughput`, one table per service time). `FALKORDB_MODULE`
  * adds the graph throughput table against a real FalkorDB.
@@ -16,6 +16,7 @@ import * as ClientCache from "./clientcache.ts"
 import * as ClusterBench from "./cluster.ts"
 import * as Decoder from "./decoder.ts"
 import * as Engines from "./engines.ts"
+import * as GraphStream from "./graph-stream.ts"
 import * as GraphThroughput from "./graph-throughput.ts"
 import * as Harness from "./harness.ts"
 import * as Instrumentation from "./instrumentation.ts"
@@ -112,6 +113,10 @@ const program = Effect.gen(function* () {
   if (wanted("decoder")) {
     yield* emit(`### RESP decoder\n\n${Decoder.toMarkdown(Decoder.run({ runs: settings.decoderRuns }))}`)
     yield* emit(Decoder.linesToMarkdown(Decoder.runLines({ runs: settings.decoderRuns })))
+  }
+  if (wanted("graph-stream")) {
+    const rows = quick ? 200_000 : 1_000_000
+    yield* emit(`### Rows streamed off the wire\n\n${yield* Effect.promise(() => GraphStream.run({ rows }))}`)
   }
   if (wanted("graph")) {
     const graph = yield* graphDecode

@@ -165,9 +165,12 @@ export const connectionDefaults: RedisConnection.LayerOptions = { connections: 8
 const splitOptions = (
   options: Options
 ): { readonly client: ClientOptions; readonly connection: RedisConnection.LayerOptions } => {
-  const { schemaVersionCheck, chunkSize, retry, queryText, ...connection } = options
+  const { schemaVersionCheck, chunkSize, retry, queryText, streamRows, ...connection } = options
   // `metrics` belongs to both: the graph metrics and the connection's engine metrics.
-  return { client: { schemaVersionCheck, chunkSize, retry, queryText, metrics: options.metrics }, connection }
+  return {
+    client: { schemaVersionCheck, chunkSize, retry, queryText, streamRows, metrics: options.metrics },
+    connection
+  }
 }
 
 /**

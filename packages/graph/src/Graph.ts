@@ -345,6 +345,14 @@ export interface GraphOptions {
    * turn it on where other processes delete and re-create graphs.
    */
   readonly schemaVersionCheck?: boolean | undefined
+  /**
+   * `stream` / `roStream` decode rows off the wire as the reply arrives (default `true`):
+   * row 0 is handed out before the reply ends and the whole reply is never held (see
+   * `RedisConnection.executeStreamed` for the buffering rules). `false` reads the whole
+   * reply first, then decodes it `chunkSize` rows at a time. The schema-version check and
+   * a retry policy always read the whole reply (either may send the query again).
+   */
+  readonly streamRows?: boolean | undefined
   /** Rows decoded per stream chunk. Default 1024. */
   readonly chunkSize?: number | undefined
   /**

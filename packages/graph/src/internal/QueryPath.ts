@@ -257,7 +257,7 @@ export const makeSender = (
       : Effect.retry(sendOnce(command, query, parameters, queryOptions), policy)
 
   const sendStreamed: Sender["sendStreamed"] =
-    options.schemaVersionCheck === true || policy !== undefined
+    options.streamRows === false || options.schemaVersionCheck === true || policy !== undefined
       ? undefined
       : (command, query, parameters, queryOptions) =>
           Stream.unwrap(
