@@ -14,13 +14,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import type * as Stream from "effect/Stream"
 import type * as Tls from "node:tls"
 import * as Client from "./internal/Client.ts"
 import * as Schema from "effect/Schema"
 import { commandName } from "./internal/Engine.ts"
 import * as Cluster from "./internal/Cluster.ts"
 import * as Sentinel from "./internal/Sentinel.ts"
+import * as Streamed from "./internal/Streamed.ts"
 import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
 
@@ -915,20 +916,6 @@ export const executeAs = <S extends Schema.Top>(
     )
   )
 
-/** The parts of a whole reply, as a streamed reply of `depth` levels would hand them over. */
-const partsOf = (reply: Reply, depth: number): Array<ReplyPart> => {
-  const out: Array<ReplyPart> = []
-  const walk = (value: Reply, level: number): void => {
-    if (level < depth && Array.isArray(value) && value.length > 0) {
-      out.push({ _tag: "Open", depth: level, length: value.length })
-      for (const item of value) walk(item, level + 1)
-      out.push({ _tag: "Close", depth: level })
-    } else out.push({ _tag: "Value", depth: level, value })
-  }
-  walk(reply, 0)
-  return out
-}
-
 /**
  * Streams `command`'s reply on `connection` (see `ReplyPart`). A service without
  * `executeStreamed` (a mock, a wrapper) runs `execute` and hands over the parts of the whole
@@ -957,9 +944,4 @@ export const executeStreamed = (
   connection: RedisConnection["Service"],
   command: Command,
   options?: StreamOptions
-): Stream.Stream<ReplyPart, RedisError> =>
-  connection.executeStreamed !== undefined
-    ? connection.executeStreamed(command, options)
-    : Stream.flatMap(Stream.fromEffect(connection.execute(command, options)), (reply) =>
-        Stream.fromIterable(partsOf(reply, options?.depth ?? 2))
-      )
+): Stream.Stream<ReplyPart, RedisError> => Streamed.executeStreamed(connection, command, options)

@@ -276,6 +276,8 @@ export const instrument = (
     execute: (command, callOptions) => call(command, service.execute(command, callOptions)),
     // A submitted command's reply is awaited later, through its Future: not measured here.
     submit: service.submit,
+    // A streamed reply is consumed at the caller's pace: passed through, not measured here.
+    ...(service.executeStreamed === undefined ? {} : { executeStreamed: service.executeStreamed }),
     pipeline: (commands, callOptions) => batch(commands, service.pipeline(commands, callOptions)),
     withExclusive: (use) =>
       service.withExclusive((connection) =>

@@ -97,6 +97,18 @@ const peer = Effect.acquireRelease(
           if (name === "PING") return send("+PONG\r\n")
           if (name === "GET") return send("$3\r\nval\r\n")
           if (name === "BIG") return big(Number(command[1]))
+          if (name === "HALF") {
+            const rows = Number(command[1])
+            let half = head(rows)
+            for (let i = 0; i < rows / 2; i++) half += row(i)
+            await send(half)
+            socket.destroy()
+            return
+          }
+          if (name === "LATE") {
+            await gate
+            return big(Number(command[1]))
+          }
           if (name === "GATED") {
             const rows = Number(command[1])
             await send(head(rows) + row(0))
@@ -274,6 +286,43 @@ describe("executeStreamed", () => {
         assert.isBelow(stream.peakBuffered, 262144 + 2 * 65536)
         assert.strictEqual(stream.bufferedBytes, 0)
         assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+      })
+    )
+  )
+
+  it.live(
+    "a connection lost mid-reply fails the stream (written: true); the next command runs on a new connection",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* peer
+          const { service } = yield* build("single", server.url)
+          const error = yield* Effect.flip(
+            Stream.runCollect(RedisConnection.executeStreamed(service, ["HALF", "1000"]))
+          )
+          assert.strictEqual(error.reason._tag, "ConnectionLost")
+          assert.isTrue(error.written)
+          assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+        })
+      )
+  )
+
+  it.live("a timeout before the reply begins fails the stream; the late reply is discarded, not kept", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* peer
+        const { service } = yield* build("single", server.url)
+        const error = yield* Effect.flip(
+          Stream.runCollect(RedisConnection.executeStreamed(service, ["LATE", "50000"], { timeout: "50 millis" }))
+        )
+        assert.strictEqual(error.reason._tag, "Timeout")
+        assert.isTrue(error.written)
+        const stream = recent[recent.length - 1]!
+        server.open()
+        assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+        assert.isTrue(stream.ended)
+        assert.strictEqual(stream.delivered, 0)
+        assert.strictEqual(stream.peakBuffered, 0)
       })
     )
   )

@@ -11,12 +11,14 @@ import { ErrorReply, MapReply, type Reply, replyToString } from "@effect-falkord
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
+import * as Streamed from "./Streamed.ts"
 import * as CommandKeys from "../CommandKeys.ts"
 import type { ReadPreference, RedisConnection } from "../RedisConnection.ts"
 import { NoSentinel, Offline, RedisError } from "../RedisError.ts"
@@ -348,6 +350,12 @@ export const makeReadRouter = Effect.fnUntraced(function* (
       Effect.flatMap(
         target(commands.length > 0 && commands.every((c) => isRead(c, options?.readOnly)), options?.readPreference),
         (s) => s.pipeline(commands, options)
+      ),
+    executeStreamed: (command, options) =>
+      Stream.unwrap(
+        Effect.map(target(isRead(command, options?.readOnly), options?.readPreference), (s) =>
+          Streamed.executeStreamed(s, command, options)
+        )
       ),
     withExclusive: primary.withExclusive
   }
