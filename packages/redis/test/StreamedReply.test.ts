@@ -19,6 +19,7 @@ import type { ReplyPart } from "../src/RedisConnection.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import { recent } from "../src/internal/ReplyStream.ts"
 import { build, type Kind } from "./fixtures/Strategies.ts"
+import { until } from "./fixtures/Until.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
@@ -203,8 +204,10 @@ describe("executeStreamed", () => {
           // The connection stays in step: the next command's reply follows the discarded rest.
           assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
           // (With two engines the GET may take the other one: wait for the rest to be read.)
-          for (let i = 0; i < 2000 && !stream.ended; i++) yield* Effect.sleep("5 millis")
-          assert.isTrue(stream.ended, "the whole reply was read")
+          yield* until(
+            Effect.sync(() => stream.ended),
+            "the whole reply was read"
+          )
           assert.strictEqual(stream.received, wireSize(rows) - 4)
           assert.strictEqual(stream.bufferedBytes, 0)
           assert.strictEqual(stream.buffered, 0)
@@ -229,8 +232,10 @@ describe("executeStreamed", () => {
         assert.deepStrictEqual(first[0], { _tag: "Open", depth: 0, length: 3 })
         const stream = recent[recent.length - 1]!
         // The consumer does not pull: wait until reading paused (bounded number of checks).
-        for (let i = 0; i < 2000 && !stream.pausing; i++) yield* Effect.sleep("5 millis")
-        assert.isTrue(stream.pausing, "reading paused")
+        yield* until(
+          Effect.sync(() => stream.pausing),
+          "reading paused"
+        )
         const pausedAt = stream.received
         assert.isBelow(stream.bufferedBytes, 16384 + 2 * 65536)
         assert.isBelow(pausedAt, total)
