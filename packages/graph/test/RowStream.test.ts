@@ -117,6 +117,15 @@ const client = (url: string, options: FalkorDB.Options) =>
     Effect.succeed(context.mapUnsafe.get(FalkorDB.FalkorDB.key) as FalkorDB.FalkorDB["Service"])
   )
 
+/** Graph `g` with the peer's names already in the schema cache (no lookup will be sent). */
+const seeded = (db: FalkorDB.FalkorDB["Service"]) => {
+  const g = db.graph("g")
+  const cache = g.schema as unknown as GraphSchema
+  cache.replaceAll("labels", ["Person"])
+  cache.replaceAll("propertyKeys", ["age"])
+  return g
+}
+
 /**
  * Gated: the peer holds the rest of the reply until the labels lookup reaches it. A pool of
  * one cannot send that lookup before the reply is read (its one connection is lent to the
@@ -169,11 +178,8 @@ describe("Graph.roStream streams rows off the wire", () => {
         Effect.gen(function* () {
           const server = yield* peer
           const db = yield* client(server.url, options)
-          const g = db.graph("g")
           // Names known first, so no refresh can open the peer's gate.
-          const cache = g.schema as unknown as GraphSchema
-          cache.replaceAll("labels", ["Person"])
-          cache.replaceAll("propertyKeys", ["age"])
+          const g = seeded(db)
           const first = yield* g.roStream("GATED 50").pipe(Stream.take(1), Stream.runCollect)
           // The peer still holds rows 1..49 (its gate opens only on a labels lookup).
           assert.deepStrictEqual(
@@ -191,10 +197,7 @@ describe("Graph.roStream streams rows off the wire", () => {
         Effect.gen(function* () {
           const server = yield* peer
           const db = yield* client(server.url, options)
-          const g = db.graph("g")
-          const cache = g.schema as unknown as GraphSchema
-          cache.replaceAll("labels", ["Person"])
-          cache.replaceAll("propertyKeys", ["age"])
+          const g = seeded(db)
           const ten = yield* g.roStream("BIG 200000").pipe(Stream.take(10), Stream.runCollect)
           assert.deepStrictEqual(
             ten.map((r) => r.get("x")),
