@@ -37,6 +37,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as FixtureReplay from "./FixtureReplay.ts"
 import * as PreciseWake from "./internal/PreciseWake.ts"
+import { listenLoopback } from "./internal/Listen.ts"
 
 /**
  * One recorded reply: what the server sent for `query` (for any graph name), with or
@@ -453,21 +454,10 @@ export const make = Effect.fn("FalkorDBSimulator.make")(function* (options: Simu
     : undefined
 
   const server = Net.createServer({ noDelay: true }, onConnection)
-  const port = yield* Effect.acquireRelease(
-    Effect.callback<number, SimulatorError>((resume) => {
-      const onError = (cause: Error) =>
-        resume(Effect.fail(new SimulatorError({ reason: "ListenFailed", message: cause.message, cause })))
-      server.once("error", onError)
-      server.listen({ host: "127.0.0.1", port: 0 }, () => {
-        server.off("error", onError)
-        resume(Effect.succeed((server.address() as Net.AddressInfo).port))
-      })
-    }),
-    () =>
-      Effect.callback<void>((resume) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resume(Effect.void))
-      })
+  const port = yield* listenLoopback(
+    server,
+    sockets,
+    (cause) => new SimulatorError({ reason: "ListenFailed", message: cause.message, cause })
   )
 
   const simulator: Simulator = {

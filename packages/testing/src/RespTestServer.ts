@@ -31,6 +31,7 @@ import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import { listenLoopback } from "./internal/Listen.ts"
 
 /**
  * One decoded request.
@@ -601,21 +602,10 @@ export const make = Effect.fn("RespTestServer.make")(function* (options: RespTes
   }
 
   const server = Net.createServer({ noDelay: true }, onConnection)
-  const port = yield* Effect.acquireRelease(
-    Effect.callback<number, RespTestServerError>((resume) => {
-      const onError = (cause: Error) =>
-        resume(Effect.fail(new RespTestServerError({ reason: "ListenFailed", message: cause.message, cause })))
-      server.once("error", onError)
-      server.listen({ host: "127.0.0.1", port: 0 }, () => {
-        server.off("error", onError)
-        resume(Effect.succeed((server.address() as Net.AddressInfo).port))
-      })
-    }),
-    () =>
-      Effect.callback<void>((resume) => {
-        for (const socket of sockets) socket.destroy()
-        server.close(() => resume(Effect.void))
-      })
+  const port = yield* listenLoopback(
+    server,
+    sockets,
+    (cause) => new RespTestServerError({ reason: "ListenFailed", message: cause.message, cause })
   )
 
   const service: Server = {
