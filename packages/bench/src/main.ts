@@ -4,7 +4,7 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-stream`,
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-stream`,
  * `--no-write` (print only), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
  * simulated FalkorDB of `graph-throughput`, one table per service time). `FALKORDB_MODULE`
  * adds the graph throughput table against a real FalkorDB.
@@ -98,6 +98,17 @@ const program = Effect.gen(function* () {
     )
   }
   if (wanted("cluster")) yield* emit(yield* ClusterBench.run(settings))
+  if (wanted("engines-sim")) {
+    // Long cells: the self-sizing client needs a second or two to find its size.
+    yield* emit(
+      yield* Engines.runSimulated({
+        runs: quick ? 1 : 2,
+        millis: quick ? 1500 : 3000,
+        workers: graphWorkers,
+        serviceMicros: 1000
+      })
+    )
+  }
   if (wanted("graph-throughput")) {
     yield* emit(
       yield* GraphThroughput.run({

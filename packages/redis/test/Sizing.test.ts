@@ -117,13 +117,16 @@ describe("sizing", () => {
       for (;;) {
         const wanted = sizer.tick({ routed: rate, inUse: 8, waiting: 0 }, active)
         if (wanted !== undefined) return wanted
-        if (sizer.trials > 0 && (sizer as unknown as { trial: unknown }).trial === undefined) return undefined
+        if (sizer.trials > 0 && !sizer.trying) return undefined
       }
     }
     // Busy at 1000/tick: a trial of 2 engines starts.
     assert.strictEqual(run(s, 1000, 1), 2)
-    // The rate rose to 1500: kept (no change asked).
-    assert.strictEqual(run(s, 1500, 2), undefined)
+    // The rate rose to 1500: kept, and a third engine is tried at once against 1500.
+    assert.strictEqual(run(s, 1500, 2), 3)
+    assert.strictEqual(s.kept, 1)
+    // No further gain: the third goes.
+    assert.strictEqual(run(s, 1520, 3), 2)
     assert.strictEqual(s.kept, 1)
     const t = new EngineSizer(1, 4)
     assert.strictEqual(run(t, 1000, 1), 2)

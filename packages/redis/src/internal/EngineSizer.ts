@@ -51,13 +51,13 @@ export const TICK_MILLIS = 50
 
 export const defaultSettings: Settings = {
   windowTicks: 3,
-  busyTicks: 10,
+  busyTicks: 20,
   lightTicks: 20,
   settleTicks: 2,
   trialTicks: 6,
   gain: 0.1,
   loss: 0.05,
-  upBackoff: 100,
+  upBackoff: 200,
   downBackoff: 200,
   maxBackoff: 2400
 }
@@ -103,6 +103,11 @@ export class EngineSizer {
     this.downAt = settings.downBackoff
   }
 
+  /** A trial is running (its engine is on probation). */
+  get trying(): boolean {
+    return this.trial !== undefined
+  }
+
   /**
    * Takes one tick's sample with `active` engines and returns the number of engines wanted
    * now, or `undefined` for no change. The caller reports the outcome with `applied`.
@@ -123,6 +128,17 @@ export class EngineSizer {
         trial.settle--
         return undefined
       }
+      if (!busy) {
+        // The load fell away mid-trial: it proves nothing either way, so no back-off.
+        this.trial = undefined
+        this.recent.length = 0
+        if (trial.direction === 1) {
+          this.upAt = now + s.busyTicks
+          return active - 1
+        }
+        this.downAt = now + this.downBackoff
+        return undefined
+      }
       trial.rates.push(sample.routed)
       if (trial.rates.length < s.trialTicks) return undefined
       this.trial = undefined
@@ -132,8 +148,9 @@ export class EngineSizer {
         if (rate >= trial.baseline * (1 + s.gain)) {
           this.kept++
           this.upBackoff = s.upBackoff
-          this.upAt = now + s.busyTicks
           this.downAt = now + this.downBackoff
+          // It helped: try one more at once, against the rate just measured.
+          if (active < this.max && sample.waiting === 0) return this.startTrial(1, active, rate)
           return undefined
         }
         this.upBackoff = Math.min(this.upBackoff * 2, s.maxBackoff)
@@ -172,9 +189,9 @@ export class EngineSizer {
     return undefined
   }
 
-  private startTrial(direction: 1 | -1, active: number): number {
+  private startTrial(direction: 1 | -1, active: number, baseline: number = mean(this.recent)): number {
     this.trials++
-    this.trial = { direction, baseline: mean(this.recent), settle: this.settings.settleTicks, rates: [] }
+    this.trial = { direction, baseline, settle: this.settings.settleTicks, rates: [] }
     this.recent.length = 0
     this.busyRun = 0
     return active + direction
