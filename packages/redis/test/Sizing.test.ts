@@ -230,6 +230,54 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("sizing 
     })
   )
 
+  it.effect("adding an engine: a key it takes waits until its old engine has answered what it owed", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      const proxy = yield* TcpProxy.make({ targetPort: server.port })
+      const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false)
+      // A key the second engine takes over from the first (connection 1).
+      const two = slotTable(2)
+      let key = ""
+      for (let i = 0; key === ""; i++) {
+        if (two[CommandKeys.firstKeySlot(["RPUSH", `grow-${i}`])!] === 1) key = `grow-${i}`
+      }
+      yield* redis.execute(["DEL", key])
+      proxy.hold(1)
+      const before = []
+      for (let i = 0; i < 100; i++) before.push(yield* redis.submit(["RPUSH", key, `before-${i}`]))
+      yield* eventually(() => proxy.heldBytes(1) > 0)
+      const grow = yield* Effect.forkChild(elastic.resize(2))
+      yield* eventually(() => elastic.stats().active === 2)
+      let submitted = 0
+      const later = yield* Effect.forkChild(
+        Effect.gen(function* () {
+          const after = []
+          for (let i = 0; i < 100; i++) {
+            after.push(yield* redis.submit(["RPUSH", key, `after-${i}`]))
+            submitted++
+          }
+          return yield* Effect.forEach(after, (future) => future.await)
+        })
+      )
+      yield* eventually(() => elastic.stats().held > 0 || submitted === 100)
+      assert.strictEqual(submitted, 0)
+      proxy.release(1)
+      const first = yield* Effect.forEach(before, (future) => future.await)
+      const second = yield* Fiber.join(later)
+      yield* Fiber.join(grow)
+      assert.deepStrictEqual(
+        [...first, ...second],
+        Array.from({ length: 200 }, (_, i) => i + 1)
+      )
+      const list = (yield* redis.execute(["LRANGE", key, 0, -1])) as Array<Uint8Array>
+      assert.deepStrictEqual(list.map(text), [
+        ...Array.from({ length: 100 }, (_, i) => `before-${i}`),
+        ...Array.from({ length: 100 }, (_, i) => `after-${i}`)
+      ])
+      assert.strictEqual(elastic.stats().added, 1)
+    })
+  )
+
   it.effect("retiring an engine that owes replies: they arrive, and the key's next commands wait for them", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer
