@@ -196,17 +196,19 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("sizing 
         Array.from({ length: fibers }, (_, fiber) => fiber),
         (fiber) =>
           Effect.gen(function* () {
-            const own = []
+            const own: Array<Effect.Effect<unknown, RedisError.RedisError>> = []
             for (let i = 0; i < perFiber; i++) {
-              own.push(yield* redis.submit(["RPUSH", `sized-order-${fiber}`, i]))
-              own.push(yield* redis.submit(["INCR", `{sized-order-${fiber}}:n`]))
+              own.push((yield* redis.submit(["RPUSH", `sized-order-${fiber}`, i])).await)
+              // Odd fibers also wait for each INCR (the execute path through a lane).
+              if (fiber % 2 === 1) own.push(Effect.succeed(yield* redis.execute(["INCR", `{sized-order-${fiber}}:n`])))
+              else own.push((yield* redis.submit(["INCR", `{sized-order-${fiber}}:n`])).await)
               if (i % 50 === 0) yield* Effect.yieldNow
             }
             return own
           }),
         { concurrency: "unbounded" }
       )
-      const replies = yield* Effect.forEach(futures, (own) => Effect.forEach(own, (future) => future.await))
+      const replies = yield* Effect.forEach(futures, (own) => Effect.all(own))
       done = true
       yield* Fiber.join(resizer)
       const stats = elastic.stats()
