@@ -248,10 +248,13 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
       return parseSlots(yield* service.execute(["CLUSTER", "SLOTS"], { timeout: 2_000 }), address)
     })
 
+  // The node that answered last is asked first: a dead seed does not slow every refresh down.
+  let lastAnswered: HostPort | undefined
   /** Reads the map from the seeds, then from every node of the last map (the seeds may be gone). */
   const readMap: Effect.Effect<void, RedisError> = Effect.gen(function* () {
     const tried: Array<string> = []
     const candidates = new Map<string, HostPort>()
+    if (lastAnswered !== undefined) candidates.set(label(lastAnswered), lastAnswered)
     for (const address of seeds) candidates.set(label(address), address)
     for (const shard of new Set(slots)) {
       if (shard === undefined) continue
@@ -269,6 +272,7 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
         continue
       }
       install(exit.value)
+      lastAnswered = address
       return
     }
     return yield* new RedisError({
