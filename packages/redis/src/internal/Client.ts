@@ -437,31 +437,7 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
   const resolved = yield* instrumented(options, "multiplexed")
   const engines: Array<Engine> = []
   for (let i = 0; i < connections; i++) engines.push(yield* makeEngine(resolved))
-  let next = 0
-  const roundRobin = (): Engine => {
-    const engine = engines[next]
-    next = (next + 1) % engines.length
-    return engine
-  }
-  /**
-   * An engine that owes the reply of a command its caller gave up on may be busy with it for
-   * long (FalkorDB runs one query per connection at a time): any engine that owes none is
-   * preferred, then the one with the fewest commands in flight.
-   */
-  const lighter = (a: Engine, b: Engine): boolean =>
-    (a.overdue === 0) !== (b.overdue === 0) ? a.overdue === 0 : a.window.inUse < b.window.inUse
-  const leastLoaded = (): Engine => {
-    if (engines.length === 1) return engines[0]
-    // Ties go round-robin so idle engines all get used.
-    const start = next
-    next = (next + 1) % engines.length
-    let best = engines[start]
-    for (let i = 1; i < engines.length; i++) {
-      const engine = engines[(start + i) % engines.length]
-      if (lighter(engine, best)) best = engine
-    }
-    return best
-  }
+  const { roundRobin, leastLoaded } = ElasticEngines.makePickers(() => engines)
   const engineIndexOf = (command: Command): number | undefined => {
     const slot = CommandKeys.firstKeySlot(command)
     return slot === undefined ? undefined : slot % engines.length

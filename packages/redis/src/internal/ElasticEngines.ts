@@ -217,6 +217,38 @@ const drain = (engine: Engine): Effect.Effect<void> =>
     )
   )
 
+/**
+ * Round-robin and least-loaded picks over engines that may change between calls. An engine
+ * that owes the reply of a command its caller gave up on may be busy with it for long
+ * (FalkorDB runs one query per connection at a time): any engine that owes none is preferred,
+ * then the one with the fewest commands in flight; ties go round-robin so idle engines all
+ * get used.
+ */
+export const makePickers = (list: () => ReadonlyArray<Engine>) => {
+  let next = 0
+  const roundRobin = (): Engine => {
+    const engines = list()
+    const engine = engines[next % engines.length]
+    next = (next + 1) % engines.length
+    return engine
+  }
+  const lighter = (a: Engine, b: Engine): boolean =>
+    (a.overdue === 0) !== (b.overdue === 0) ? a.overdue === 0 : a.window.inUse < b.window.inUse
+  const leastLoaded = (): Engine => {
+    const engines = list()
+    if (engines.length === 1) return engines[0]
+    const start = next % engines.length
+    next = (next + 1) % engines.length
+    let best = engines[start]
+    for (let i = 1; i < engines.length; i++) {
+      const engine = engines[(start + i) % engines.length]
+      if (lighter(engine, best)) best = engine
+    }
+    return best
+  }
+  return { roundRobin, leastLoaded }
+}
+
 interface Member {
   readonly engine: Engine
   readonly scope: Scope.Closeable
@@ -268,25 +300,7 @@ export const make = Effect.fnUntraced(function* (
   table = slotTable(engines.length)
   refreshOnly()
 
-  let next = 0
-  const roundRobin = (): Engine => {
-    const engine = engines[next % engines.length]
-    next = (next + 1) % engines.length
-    return engine
-  }
-  const lighter = (a: Engine, b: Engine): boolean =>
-    (a.overdue === 0) !== (b.overdue === 0) ? a.overdue === 0 : a.window.inUse < b.window.inUse
-  const leastLoaded = (): Engine => {
-    if (engines.length === 1) return engines[0]
-    const start = next % engines.length
-    next = (next + 1) % engines.length
-    let best = engines[start]
-    for (let i = 1; i < engines.length; i++) {
-      const engine = engines[(start + i) % engines.length]
-      if (lighter(engine, best)) best = engine
-    }
-    return best
-  }
+  const { roundRobin, leastLoaded } = makePickers(() => engines)
   const laneOf = (slot: number): Lane => holding?.[slot] ?? engines[table[slot]]
 
   const router: Router =
