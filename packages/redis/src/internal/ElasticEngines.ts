@@ -23,10 +23,10 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as CommandKeys from "../CommandKeys.ts"
-import { BatchSpansEngines, RedisError, Timeout } from "../RedisError.ts"
+import { BatchSpansEngines, RedisError } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import type { Lane, Router } from "./Client.ts"
-import { type Engine, makeEngine, Request } from "./Engine.ts"
+import { boundUnsentWait, type Engine, makeEngine, Request } from "./Engine.ts"
 import { EngineSizer, TICK_MILLIS } from "./EngineSizer.ts"
 import type { FullDuplexWindow } from "./FullDuplexWindow.ts"
 import { SLOTS } from "./HashSlot.ts"
@@ -165,22 +165,11 @@ class HeldLane implements Lane {
         if (turn.granted) return resume(Effect.void)
         turn.resume = resume
       })
-      const waited =
-        request.timeout === Number.POSITIVE_INFINITY
-          ? wait
-          : Effect.timeoutOrElse(wait, {
-              duration: request.timeout,
-              orElse: () =>
-                Effect.fail(
-                  new RedisError({
-                    reason: new Timeout({
-                      written: false,
-                      timeout: request.reportedTimeout,
-                      message: `its key was moving to another engine of ${this.target.options.target} and the commands before it were not answered within ${request.reportedTimeout} ms; the command was not sent`
-                    })
-                  })
-                )
-            })
+      const waited = boundUnsentWait(
+        wait,
+        request,
+        `its key was moving to another engine of ${this.target.options.target} and the commands before it were not answered`
+      )
       // Whatever happens (admitted, refused, timed out, interrupted), the next one gets its turn.
       // `Engine.admit` admits when called, so it is called only once the turn has come.
       return Effect.ensuring(

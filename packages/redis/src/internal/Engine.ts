@@ -65,6 +65,31 @@ const LOADING_MAX_DELAY = 100
 const EAGER_MIN = 32
 
 /** The command name for messages: `GET`, `GRAPH.QUERY`. */
+/**
+ * Bounds a wait that happens before a request is written by the request's own timeout: past
+ * it the request fails with `Timeout { written: false }`, `waitedFor` saying what it waited for.
+ */
+export const boundUnsentWait = (
+  wait: Effect.Effect<void, RedisError>,
+  request: { readonly timeout: number; readonly reportedTimeout: number },
+  waitedFor: string
+): Effect.Effect<void, RedisError> =>
+  request.timeout === Number.POSITIVE_INFINITY
+    ? wait
+    : Effect.timeoutOrElse(wait, {
+        duration: request.timeout,
+        orElse: () =>
+          Effect.fail(
+            new RedisError({
+              reason: new Timeout({
+                written: false,
+                timeout: request.reportedTimeout,
+                message: `${waitedFor} within ${request.reportedTimeout} ms; the command was not sent`
+              })
+            })
+          )
+      })
+
 export const commandName = (command: Command): string => {
   const name = command[0]
   return argumentText(name).toUpperCase()
@@ -741,21 +766,11 @@ export class Engine {
       return Effect.void
     }
     this.metrics?.windowWait()
-    const admission = this.window.admit(request.permits, () => this.enqueue(request))
-    if (request.timeout === Number.POSITIVE_INFINITY) return admission
-    return Effect.timeoutOrElse(admission, {
-      duration: request.timeout,
-      orElse: () =>
-        Effect.fail(
-          new RedisError({
-            reason: new Timeout({
-              written: false,
-              timeout: request.reportedTimeout,
-              message: `no room in the window of ${this.options.target} (${this.window.size} commands in flight) within ${request.reportedTimeout} ms; the command was not sent`
-            })
-          })
-        )
-    })
+    return boundUnsentWait(
+      this.window.admit(request.permits, () => this.enqueue(request)),
+      request,
+      `no room in the window of ${this.options.target} (${this.window.size} commands in flight)`
+    )
   }
 
   enqueue(request: AnyRequest): void {
