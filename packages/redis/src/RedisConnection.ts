@@ -142,6 +142,12 @@ export interface ExclusiveConnection {
     commands: ReadonlyArray<Command>,
     options?: CommandOptions
   ) => Effect.Effect<ReadonlyArray<Reply>, RedisError>
+  /**
+   * Streams a reply on this connection (see `RedisConnection.executeStreamed`), inside the
+   * scope of `withExclusive`. A lagging consumer pauses reading (nobody else uses the
+   * connection). Optional: `executeStreamed` (the function) falls back to `execute`.
+   */
+  readonly executeStreamed?: (command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>
 }
 
 /**
@@ -764,8 +770,9 @@ const makeReplicated = Effect.fnUntraced(function* (
  * command once more to the new owner (it did not run); one map refresh runs for any number of
  * concurrent redirections. `ASK` sends it once to the importing node after `ASKING`. A lost
  * node refreshes the map; a command never sent goes to the new owner, a written one is never
- * re-sent. Pipelines are split per node and their replies put back in order. `GRAPH.LIST` is
- * asked of every primary; other keyless commands go to one node. With `readPreference`
+ * re-sent. `executeStreamed` (the graph client's rows) streams from the slot's node and
+ * follows these the same way while no part was handed over yet. Pipelines are split per node
+ * and their replies put back in order. `GRAPH.LIST` is asked of every primary; other keyless commands go to one node. With `readPreference`
  * `"replica"` / `"preferReplica"`, read-only commands go to a replica of their slot (its
  * connections send `READONLY`); writes always go to the primary.
  *
@@ -917,9 +924,11 @@ export const executeAs = <S extends Schema.Top>(
   )
 
 /**
- * Streams `command`'s reply on `connection` (see `ReplyPart`). A service without
- * `executeStreamed` (a mock, a wrapper) runs `execute` and hands over the parts of the whole
- * reply: the same parts, only not before the reply is complete.
+ * Streams `command`'s reply on `connection` (see `ReplyPart`): a client of any strategy, a
+ * cluster client (from the node owning the command's slot, following `MOVED` / `ASK`), or a
+ * connection lent by `withExclusive`. A service without `executeStreamed` (a mock, a
+ * wrapper) runs `execute` and hands over the parts of the whole reply: the same parts, only
+ * not before the reply is complete.
  *
  * @example
  * ```ts
@@ -941,7 +950,7 @@ export const executeAs = <S extends Schema.Top>(
  * @category streaming
  */
 export const executeStreamed = (
-  connection: RedisConnection["Service"],
+  connection: Pick<RedisConnection["Service"], "execute" | "executeStreamed"> | ExclusiveConnection,
   command: Command,
   options?: StreamOptions
 ): Stream.Stream<ReplyPart, RedisError> => Streamed.executeStreamed(connection, command, options)

@@ -8,14 +8,18 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Pull from "effect/Pull"
+import * as Stream from "effect/Stream"
 import * as ChildProcess from "node:child_process"
 import * as CommandKeys from "../src/CommandKeys.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import { hashSlot } from "../src/internal/HashSlot.ts"
 import * as ClusterInternal from "../src/internal/Cluster.ts"
+import { recent } from "../src/internal/ReplyStream.ts"
 import type { RedisError } from "../src/RedisError.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
 import * as Ledger from "./fixtures/Ledger.ts"
+import { until } from "./fixtures/Until.ts"
 
 const text = (reply: Reply): string => replyToString(reply) ?? String(reply)
 
@@ -42,57 +46,63 @@ const failureOf = (exit: Exit.Exit<unknown, RedisError>): RedisError => {
   return reason.error
 }
 
-const cluster = Effect.gen(function* () {
-  const servers = yield* Effect.forEach([0, 1, 2, 3, 4, 5], () =>
-    Embedded.make({
-      args: [
-        "--cluster-enabled",
-        "yes",
-        "--cluster-config-file",
-        "nodes.conf",
-        "--cluster-node-timeout",
-        "1000",
-        "--cluster-replica-validity-factor",
-        "0",
-        // A replica's first sync waits 5 s for others to join by default: until then it holds
-        // nothing, and a failover would lose everything (seen as "the promoted replica holds nothing").
-        "--repl-diskless-sync-delay",
-        "0"
-      ]
-    })
-  )
-  yield* redisCli([
-    "--cluster",
-    "create",
-    ...servers.map((s) => `127.0.0.1:${s.port}`),
-    "--cluster-replicas",
-    "1",
-    "--cluster-yes"
-  ])
-  const admins = yield* Effect.forEach(servers, (s) => RedisConnection.makeSingle({ port: s.port }))
-  yield* eventually(
-    "the cluster to be ok on every node",
-    Effect.gen(function* () {
-      for (const admin of admins) {
-        const info = text(yield* admin.execute(["CLUSTER", "INFO"]))
-        if (!info.includes("cluster_state:ok")) return false
-      }
-      return true
-    })
-  )
-  yield* eventually(
-    "every replica to finish its first sync",
-    Effect.gen(function* () {
-      let synced = 0
-      for (const admin of admins) {
-        const info = text(yield* admin.execute(["INFO", "replication"]))
-        if (info.includes("role:slave") && info.includes("master_link_status:up")) synced++
-      }
-      return synced === 3
-    })
-  )
-  return { servers, admins }
-})
+/** Three primaries, each with `replicas` replicas. */
+const clusterOf = (replicas: 0 | 1) =>
+  Effect.gen(function* () {
+    const servers = yield* Effect.forEach(
+      Array.from({ length: 3 * (1 + replicas) }, (_, i) => i),
+      () =>
+        Embedded.make({
+          args: [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "1000",
+            "--cluster-replica-validity-factor",
+            "0",
+            // A replica's first sync waits 5 s for others to join by default: until then it holds
+            // nothing, and a failover would lose everything (seen as "the promoted replica holds nothing").
+            "--repl-diskless-sync-delay",
+            "0"
+          ]
+        })
+    )
+    yield* redisCli([
+      "--cluster",
+      "create",
+      ...servers.map((s) => `127.0.0.1:${s.port}`),
+      "--cluster-replicas",
+      String(replicas),
+      "--cluster-yes"
+    ])
+    const admins = yield* Effect.forEach(servers, (s) => RedisConnection.makeSingle({ port: s.port }))
+    yield* eventually(
+      "the cluster to be ok on every node",
+      Effect.gen(function* () {
+        for (const admin of admins) {
+          const info = text(yield* admin.execute(["CLUSTER", "INFO"]))
+          if (!info.includes("cluster_state:ok")) return false
+        }
+        return true
+      })
+    )
+    yield* eventually(
+      "every replica to finish its first sync",
+      Effect.gen(function* () {
+        let synced = 0
+        for (const admin of admins) {
+          const info = text(yield* admin.execute(["INFO", "replication"]))
+          if (info.includes("role:slave") && info.includes("master_link_status:up")) synced++
+        }
+        return synced === 3 * replicas
+      })
+    )
+    return { servers, admins }
+  })
+
+const cluster = clusterOf(1)
 
 /** `INFO` fields of one server, as numbers: `cmdstat_get.calls`, `total_error_replies` … */
 const stats = (admin: RedisConnection.RedisConnection["Service"]) =>
@@ -540,5 +550,136 @@ describe("cluster", { timeout: 120_000 }, () => {
         assert.strictEqual(none.reason._tag, "Offline")
         assert.include(none.message, `slot ${ledgerSlot}`)
       })
+  )
+})
+
+/** The wire size of an array reply of bulk strings, after its first line (`*<n>\r\n`). */
+const bulkArrayBody = (values: ReadonlyArray<string>) => values.reduce((size, v) => size + bulk(v).length, 0)
+
+describe("cluster: streamed replies and submitted commands follow redirections", { timeout: 120_000 }, () => {
+  it.live("MOVED and ASK followed by executeStreamed: rows handed over while the reply is read", () =>
+    Effect.gen(function* () {
+      const { servers, admins } = yield* clusterOf(0)
+      const seed = `127.0.0.1:${servers[0]!.port}`
+      const adminOf = (port: number) => admins[servers.findIndex((s) => s.port === port)]!
+      const idOf = (port: number) => Effect.map(adminOf(port).execute(["CLUSTER", "MYID"]), text)
+      const ports = servers.map((s) => s.port)
+      const ownerOf = (slot: number) =>
+        Effect.map(admins[0]!.execute(["CLUSTER", "SLOTS"]), (reply) => {
+          const range = (reply as ReadonlyArray<ReadonlyArray<Reply>>).find(
+            (r) => Number(r[0]) <= slot && slot <= Number(r[1])
+          )!
+          return Number((range[2] as ReadonlyArray<Reply>)[1])
+        })
+      /** Starts moving `tag`'s slot to another primary: IMPORTING / MIGRATING, then its keys go. */
+      const beginMove = (tag: string, keys: ReadonlyArray<string>) =>
+        Effect.gen(function* () {
+          const slot = hashSlot(tag)
+          const from = yield* ownerOf(slot)
+          const to = ports.find((p) => p !== from)!
+          yield* adminOf(to).execute(["CLUSTER", "SETSLOT", slot, "IMPORTING", yield* idOf(from)])
+          yield* adminOf(from).execute(["CLUSTER", "SETSLOT", slot, "MIGRATING", yield* idOf(to)])
+          if (keys.length > 0) {
+            yield* adminOf(from).execute(["MIGRATE", "127.0.0.1", to, "", 0, 5000, "KEYS", ...keys])
+          }
+          return { slot, from, to }
+        })
+      /** Ends the move: every primary names the new owner (the old one answers MOVED from now on). */
+      const endMove = (move: { slot: number; to: number }) =>
+        Effect.gen(function* () {
+          const toId = yield* idOf(move.to)
+          for (const port of [move.to, ...ports.filter((p) => p !== move.to)]) {
+            yield* adminOf(port).execute(["CLUSTER", "SETSLOT", move.slot, "NODE", toId])
+          }
+        })
+      const stat = (port: number, field: string) => Effect.map(stats(adminOf(port)), (m) => m.get(field) ?? 0)
+
+      const rows = 20_000
+      const values = Array.from({ length: rows }, (_, i) => `row-${i}-${"x".repeat(40)}`)
+      const fill = (key: string) =>
+        Effect.gen(function* () {
+          const owner = adminOf(yield* ownerOf(hashSlot(key)))
+          for (let i = 0; i < rows; i += 1000) yield* owner.execute(["RPUSH", key, ...values.slice(i, i + 1000)])
+        })
+
+      /**
+       * Streams LRANGE of `key` with a consumer that stops after the first chunk until reading
+       * has paused: the first rows are in hand while most of the reply is still unread. Then
+       * reads the rest and checks every row, in order.
+       */
+      const streamedRows = (redis: RedisConnection.RedisConnection["Service"], key: string) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const pull = yield* Stream.toPull(
+              RedisConnection.executeStreamed(redis, ["LRANGE", key, "0", "-1"], { depth: 1, highWaterMark: 16384 })
+            )
+            const first = yield* pull
+            assert.deepStrictEqual(first[0], { _tag: "Open", depth: 0, length: rows })
+            const stream = recent[recent.length - 1]!
+            yield* until(
+              Effect.sync(() => stream.pausing),
+              "reading paused for the lagging consumer"
+            )
+            const readWhenPaused = stream.received
+            let got = first
+              .filter((part) => part._tag === "Value")
+              .map((part) => text((part as { value: Reply }).value))
+            const inHandWhenPaused = got.length
+            for (;;) {
+              const exit = yield* Effect.exit(pull)
+              if (Exit.isFailure(exit)) {
+                assert.isTrue(Pull.isDoneCause(exit.cause), "ended, not failed")
+                break
+              }
+              for (const part of exit.value) if (part._tag === "Value") got.push(text(part.value))
+            }
+            assert.deepStrictEqual(got, values)
+            assert.strictEqual(stream.received, bulkArrayBody(values))
+            got = []
+            return { inHandWhenPaused, readWhenPaused, total: bulkArrayBody(values) }
+          })
+        )
+
+      for (const options of [
+        { strategy: "multiplexed", connections: 1 },
+        { strategy: "pooled", size: 2 }
+      ] as const) {
+        const label = options.strategy
+        const redis = yield* RedisConnection.makeFromOptions({ ...options, cluster: { nodes: [seed] } })
+
+        // --- MOVED: the slot moved after the client read the map; the stream runs on the new owner
+        const movedKey = `{moved-${label}}list`
+        yield* fill(movedKey)
+        assert.strictEqual(Number(yield* redis.execute(["LLEN", movedKey])), rows)
+        const move = yield* beginMove(movedKey, [movedKey])
+        yield* endMove(move)
+        const movedBefore = yield* stat(move.from, "errorstat_MOVED.count")
+        const rangesBefore = yield* stat(move.to, "cmdstat_lrange.calls")
+        const moved = yield* streamedRows(redis, movedKey)
+        assert.strictEqual((yield* stat(move.from, "errorstat_MOVED.count")) - movedBefore, 1, "one MOVED")
+        assert.strictEqual((yield* stat(move.to, "cmdstat_lrange.calls")) - rangesBefore, 1, "run once, on the owner")
+        // The first rows were handed over while most of the reply was still unread.
+        assert.isAbove(moved.inHandWhenPaused, 0)
+        assert.isBelow(moved.inHandWhenPaused, rows)
+        assert.isBelow(moved.readWhenPaused, moved.total / 2)
+
+        // --- ASK: the slot is migrating and the key has left: ASKING + the stream on the importing node
+        const askKey = `{ask-${label}}list`
+        yield* fill(askKey)
+        assert.strictEqual(Number(yield* redis.execute(["LLEN", askKey])), rows)
+        const migration = yield* beginMove(askKey, [askKey])
+        const askBefore = yield* stat(migration.from, "errorstat_ASK.count")
+        const askingBefore = yield* stat(migration.to, "cmdstat_asking.calls")
+        const asked = yield* streamedRows(redis, askKey)
+        assert.strictEqual((yield* stat(migration.from, "errorstat_ASK.count")) - askBefore, 1, "one ASK")
+        assert.strictEqual((yield* stat(migration.to, "cmdstat_asking.calls")) - askingBefore, 1, "one ASKING")
+        assert.isAbove(asked.inHandWhenPaused, 0)
+        assert.isBelow(asked.readWhenPaused, asked.total / 2)
+        yield* endMove(migration)
+        console.log(
+          `cluster ${label}: streamed LRANGE of ${rows} rows (${moved.total} bytes) followed MOVED and ASK; paused with ${moved.inHandWhenPaused} / ${asked.inHandWhenPaused} rows in hand after ${moved.readWhenPaused} / ${asked.readWhenPaused} bytes read`
+        )
+      }
+    })
   )
 })

@@ -246,7 +246,17 @@ const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
       const timeout = decodeTimeout(options, engine.options.commandTimeout)
       if (timeout instanceof RedisError) return Effect.fail(timeout)
       return enginePipeline(engine, commands, timeout)
-    })
+    }),
+  executeStreamed: (command, options) =>
+    Stream.unwrap(
+      Effect.sync(() => {
+        const problem = validateCommand(command) ?? unsupported(command)
+        if (problem !== undefined) return Stream.fail(problem)
+        const timeout = callTimeout(CommandKeys.isBlocking(command), options, engine.options.commandTimeout)
+        if (timeout instanceof RedisError) return Stream.fail(timeout)
+        return engineStream(Effect.succeed(engine), command, timeout, options)
+      })
+    )
 })
 
 /**

@@ -2,8 +2,8 @@
  * Redis Cluster: a slot map from `CLUSTER SHARDS` (`CLUSTER SLOTS` before Redis 7), one client
  * of the chosen strategy per node, commands routed by the hash slot of their first key (reads
  * to the slot's replicas when the read preference asks), `MOVED` / `ASK` followed once with
- * one shared map refresh, pipelines split per node and reassembled in order, cross-slot
- * commands refused before sending.
+ * one shared map refresh (by `execute`, by streamed replies before their first part), pipelines
+ * split per node and reassembled in order, cross-slot commands refused before sending.
  *
  * @internal
  */
@@ -15,13 +15,23 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as CommandKeys from "../CommandKeys.ts"
-import type { CommandOptions, ConnectionInfo, ReadPreference, RedisConnection } from "../RedisConnection.ts"
+import type {
+  CommandOptions,
+  ConnectionInfo,
+  ExclusiveConnection,
+  ReadPreference,
+  RedisConnection,
+  ReplyPart,
+  StreamOptions
+} from "../RedisConnection.ts"
 import { CrossSlot, fromErrorReply, Offline, RedisError } from "../RedisError.ts"
 import type * as RedisOptions from "../RedisOptions.ts"
 import { hashSlot } from "./HashSlot.ts"
 import * as Sentinel from "./Sentinel.ts"
 import { launch } from "./SingleFlight.ts"
+import * as Streamed from "./Streamed.ts"
 
 type Service = RedisConnection["Service"]
 
@@ -155,6 +165,12 @@ const redirection = (
     to: { host: host === "" || host === "?" ? asked.host : host, port: Number(target.slice(colon + 1)) }
   }
 }
+
+/** The redirection a `MOVED` / `ASK` failure (reason `Reply`) names. */
+const redirectionOf = (failure: RedisError, asked: HostPort) =>
+  failure.reason._tag === "Reply" && (failure.reason.code === "MOVED" || failure.reason.code === "ASK")
+    ? redirection(new ErrorReply(failure.reason.serverMessage), asked)
+    : undefined
 
 /** A `Locator` of one fixed replica: its engines check `ROLE` and report whether they are online. */
 export type ReplicaLocator = RedisOptions.Locator & { readonly anyOnline: () => boolean }
@@ -397,14 +413,16 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
     return Effect.catch(attempt, (failure) => recover(command, slot, options, wanted, failure))
   }
 
-  /** After a failed attempt: the map re-read, a redirection followed once, an unsent command re-routed. */
-  const recover = (
-    command: Command,
+  /**
+   * After a failed attempt: the map re-read, and the node to try once more (a redirection
+   * followed, an unsent command re-routed), with `asking` for an ASK; else the failure itself.
+   * Shared by `execute` and `executeStreamed` so both follow the same rules.
+   */
+  const retryTarget = (
     slot: number | undefined,
-    options: CommandOptions | undefined,
     wanted: ReadPreference | undefined,
     failure: RedisError
-  ): Effect.Effect<Reply, RedisError> =>
+  ): Effect.Effect<{ readonly target: Service; readonly asking: boolean }, RedisError> =>
     Effect.gen(function* () {
       if (failure.reason._tag === "Timeout" && !failure.written) {
         // Not sent in time: the node may be down; re-read the map for the next call.
@@ -416,26 +434,92 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
         // slot's owner now (a read asking for a replica only does not), a written one is never re-sent.
         yield* Effect.ignore(refresh)
         if (failure.written || slot === undefined || wanted === "replica") return yield* failure
-        return yield* Effect.flatMap(forSlot(slot), (target) => target.execute(command, options))
+        return { target: yield* forSlot(slot), asking: false }
       }
-      if (failure.reason._tag !== "Reply") return yield* failure
-      const code = failure.reason.code
-      if (code !== "MOVED" && code !== "ASK") return yield* failure
-      const redirect = redirection(new ErrorReply(failure.reason.serverMessage), seeds[0]!)
+      const redirect = redirectionOf(failure, seeds[0]!)
       if (redirect === undefined) return yield* failure
-      if (redirect.kind === "MOVED") {
-        // The slot moved for good: the node did not run the command; retry once on the new owner.
-        yield* moved(redirect.slot, redirect.to)
-        return yield* Effect.flatMap(nodes.get(redirect.to), (target) => target.execute(command, options))
-      }
+      // MOVED: the slot moved for good, the node did not run the command; once on the new owner.
+      if (redirect.kind === "MOVED") yield* moved(redirect.slot, redirect.to)
       // ASK: this one command on the importing node, after ASKING on the same connection.
-      const target = yield* nodes.get(redirect.to)
+      return { target: yield* nodes.get(redirect.to), asking: redirect.kind === "ASK" }
+    })
+
+  /** After a failed attempt of `execute`: once more where `retryTarget` says. */
+  const recover = (
+    command: Command,
+    slot: number | undefined,
+    options: CommandOptions | undefined,
+    wanted: ReadPreference | undefined,
+    failure: RedisError
+  ): Effect.Effect<Reply, RedisError> =>
+    Effect.flatMap(retryTarget(slot, wanted, failure), ({ asking, target }) => {
+      if (!asking) return target.execute(command, options)
       // ASKING holds for the next command of its connection only; a connection of its own keeps
       // it away from the shared pipe (ASK happens only while a slot migrates).
-      const replies = yield* target.withExclusive((connection) => connection.pipeline([["ASKING"], command], options))
-      const reply = replies[1]!
-      if (reply instanceof ErrorReply) return yield* fromErrorReply(reply, String(command[0]).toUpperCase())
-      return reply
+      return Effect.flatMap(
+        target.withExclusive((connection) => connection.pipeline([["ASKING"], command], options)),
+        (replies) => {
+          const reply = replies[1]!
+          return reply instanceof ErrorReply
+            ? Effect.fail(fromErrorReply(reply, String(command[0]).toUpperCase()))
+            : Effect.succeed(reply)
+        }
+      )
+    })
+
+  /**
+   * A connection of `target`'s own, held for the scope: `withExclusive` lends one for the
+   * scope of a function, a stream needs it for as long as it is read.
+   */
+  const lendExclusive = (target: Service): Effect.Effect<ExclusiveConnection, RedisError, Scope.Scope> =>
+    Effect.gen(function* () {
+      const lent = Deferred.makeUnsafe<ExclusiveConnection, RedisError>()
+      yield* Effect.forkScoped(
+        target
+          .withExclusive((connection) => Effect.andThen(Deferred.succeed(lent, connection), Effect.never))
+          .pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? Deferred.failCause(lent, exit.cause) : Effect.void)))
+      )
+      return yield* Deferred.await(lent)
+    })
+
+  /**
+   * A streamed command on its node. A failure before any part was handed over (a `MOVED` or
+   * `ASK` is an error reply, so nothing was) is followed like `execute`'s; after that, the
+   * stream fails as it is (a written command is never re-sent).
+   */
+  const stream = (
+    command: Command,
+    slot: number | undefined,
+    options: StreamOptions | undefined
+  ): Stream.Stream<ReplyPart, RedisError> =>
+    Stream.suspend(() => {
+      const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
+      let handedOver = false
+      return Stream.unwrap(
+        Effect.map(route(slot, wanted), (node) => Streamed.executeStreamed(node, command, options))
+      ).pipe(
+        Stream.mapArray((parts) => {
+          handedOver = true
+          return parts
+        }),
+        Stream.catch((failure) =>
+          handedOver
+            ? Stream.fail(failure)
+            : Stream.unwrap(
+                Effect.map(retryTarget(slot, wanted, failure), ({ asking, target }) =>
+                  !asking
+                    ? Streamed.executeStreamed(target, command, options)
+                    : Stream.unwrap(
+                        Effect.gen(function* () {
+                          const connection = yield* lendExclusive(target)
+                          yield* connection.execute(["ASKING"], options)
+                          return Streamed.executeStreamed(connection, command, options)
+                        })
+                      )
+                )
+              )
+        )
+      )
     })
 
   const execute: Service["execute"] = (command, options) =>
@@ -530,6 +614,15 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
   const service: Service = {
     info,
     execute,
+    executeStreamed: (command, options) =>
+      Stream.suspend(() => {
+        const slot = commandSlot(command)
+        if (slot instanceof RedisError) return Stream.fail(slot)
+        if (slot === undefined && String(command[0]).toUpperCase() === "GRAPH.LIST") {
+          return Streamed.fromWhole(fanOut(command, options), options)
+        }
+        return stream(command, slot, options)
+      }),
     submit: (command, options) =>
       Effect.suspend(() => {
         const slot = commandSlot(command)

@@ -6,6 +6,7 @@
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
+import type * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { RedisConnection, ReplyPart, StreamOptions } from "../RedisConnection.ts"
 import type { RedisError } from "../RedisError.ts"
@@ -24,14 +25,19 @@ const partsOf = (reply: Reply, depth: number): Array<ReplyPart> => {
   return out
 }
 
+/** The parts of the reply `whole` gives, handed over once it is complete. */
+export const fromWhole = (
+  whole: Effect.Effect<Reply, RedisError>,
+  options: StreamOptions | undefined
+): Stream.Stream<ReplyPart, RedisError> =>
+  Stream.flatMap(Stream.fromEffect(whole), (reply) => Stream.fromIterable(partsOf(reply, options?.depth ?? 2)))
+
 /** Streams `command`'s reply on `connection` (see `RedisConnection.executeStreamed`). */
 export const executeStreamed = (
-  connection: RedisConnection["Service"],
+  connection: Pick<RedisConnection["Service"], "execute" | "executeStreamed">,
   command: Command,
   options?: StreamOptions
 ): Stream.Stream<ReplyPart, RedisError> =>
   connection.executeStreamed !== undefined
     ? connection.executeStreamed(command, options)
-    : Stream.flatMap(Stream.fromEffect(connection.execute(command, options)), (reply) =>
-        Stream.fromIterable(partsOf(reply, options?.depth ?? 2))
-      )
+    : fromWhole(connection.execute(command, options), options)
