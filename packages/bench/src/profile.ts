@@ -9,13 +9,16 @@
  * Flags: `--callers=` (default 1024), `--window=` (1), `--seconds=` (5), `--rounds=` (1; each
  * round runs the cell for `--seconds` and prints its own line), `--client=ours|raw|node-redis`
  * (node-redis with its per-command timeout off), `--port=` (an existing server; otherwise one
- * is started). Prints SET/s and this process's CPU µs per SET (user + system).
+ * is started). Prints SET/s and this process's CPU µs per SET (user + system). `--count` adds
+ * socket writes and data chunks per SET; `--alloc` adds the bytes allocated per SET (V8's
+ * sampling heap profiler, short-lived objects included) and prints the top allocation sites.
  *
  * @since 0.1.0
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as Effect from "effect/Effect"
+import * as Inspector from "node:inspector"
 import * as Net from "node:net"
 import * as Harness from "./harness.ts"
 import * as Peers from "./peers.ts"
@@ -47,6 +50,58 @@ if (counting) {
   } as typeof emit
 }
 
+// `--alloc`: bytes allocated per operation, by sampling (every 1 KiB on average), collected
+// objects included: what the garbage collector has to sweep per SET, and where it comes from.
+const allocating = process.argv.includes("--alloc")
+const session = allocating ? new Inspector.Session() : undefined
+session?.connect()
+const post = (method: string, params?: object): Promise<any> =>
+  new Promise((resolve, reject) =>
+    session!.post(method, params, (error, result) => (error === null ? resolve(result) : reject(error)))
+  )
+
+interface SamplingNode {
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+  readonly selfSize: number
+  readonly children: ReadonlyArray<SamplingNode>
+}
+
+/** Sampled bytes by allocation site (function, file, line), largest first. */
+const allocationSites = (root: SamplingNode): { total: number; sites: Array<[string, number]> } => {
+  const sites = new Map<string, number>()
+  let total = 0
+  const visit = (node: SamplingNode) => {
+    if (node.selfSize > 0) {
+      const frame = node.callFrame
+      const site = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*\/(packages|node_modules)\//, "")}:${frame.lineNumber + 1}`
+      sites.set(site, (sites.get(site) ?? 0) + node.selfSize)
+      total += node.selfSize
+    }
+    for (const child of node.children) visit(child)
+  }
+  visit(root)
+  return { total, sites: [...sites].sort((a, b) => b[1] - a[1]) }
+}
+
+const startAllocations = Effect.promise(async () => {
+  if (!allocating) return
+  await post("HeapProfiler.enable")
+  await post("HeapProfiler.startSampling", {
+    samplingInterval: 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true
+  })
+})
+
+const stopAllocations = (ops: number) =>
+  Effect.promise(async () => {
+    if (!allocating) return
+    const { profile } = await post("HeapProfiler.stopSampling")
+    const { total, sites } = allocationSites(profile.head)
+    console.log(`  ${(total / ops).toFixed(0)} bytes allocated per SET; top sites (bytes per SET):`)
+    for (const [site, bytes] of sites.slice(0, 25)) console.log(`  ${(bytes / ops).toFixed(1).padStart(8)}  ${site}`)
+  })
+
 const cellOptions = { load: { callers, window }, op: "SET" as const, millis: seconds * 1000 }
 
 const report = (sample: Harness.Sample & { readonly cpuMicros: number }) =>
@@ -64,9 +119,11 @@ const timed = <E>(run: Effect.Effect<Harness.Sample, E>) =>
   Effect.gen(function* () {
     writes = 0
     chunks = 0
+    yield* startAllocations
     const cpu = process.cpuUsage()
     const sample = yield* run
     const used = process.cpuUsage(cpu)
+    yield* stopAllocations(sample.ops)
     return { ...sample, cpuMicros: used.user + used.system }
   })
 
