@@ -23,30 +23,110 @@ export type Argument = string | Uint8Array | number | bigint
  */
 export type Command = ReadonlyArray<Argument>
 
-const argumentText = (argument: unknown, index: number): string | Uint8Array => {
+/** Strings up to this length are copied byte by byte when ASCII (cheaper than a call into C++). */
+const SHORT_STRING = 64
+/** The scratch buffer commands are encoded into; one per process (encoding is synchronous). */
+const SCRATCH_SIZE = 16 * 1024
+/** A batch that grew the scratch past this gets the grown buffer itself, and the scratch starts small again. */
+const SCRATCH_KEEP = 1024 * 1024
+
+let scratch: Buffer = Buffer.allocUnsafeSlow(SCRATCH_SIZE)
+
+/** Makes room for `need` more bytes after `used`, keeping what is written. */
+const reserve = (used: number, need: number): Buffer => {
+  if (used + need <= scratch.length) return scratch
+  const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, used + need))
+  scratch.copy(grown, 0, 0, used)
+  scratch = grown
+  return grown
+}
+
+/** Writes `<tag><n>\r\n` (an array or bulk header) at `at`; returns the offset after it. */
+const header = (buffer: Buffer, at: number, tag: number, n: number): number => {
+  buffer[at++] = tag
+  if (n < 10) buffer[at++] = 48 + n
+  else if (n < 100) {
+    buffer[at++] = 48 + ((n / 10) | 0)
+    buffer[at++] = 48 + (n % 10)
+  } else {
+    const digits = String(n)
+    for (let i = 0; i < digits.length; i++) buffer[at++] = digits.charCodeAt(i)
+  }
+  buffer[at++] = 13
+  buffer[at++] = 10
+  return at
+}
+
+/** Writes one string argument as a bulk string at `at`; returns the offset after it. */
+const bulkString = (value: string, at: number): number => {
+  const length = value.length
+  if (length <= SHORT_STRING) {
+    // ASCII (the common case): its byte length is its length, copied without a call into C++.
+    let buffer = reserve(at, length + 16)
+    const body = header(buffer, at, 36, length)
+    let i = 0
+    for (; i < length; i++) {
+      const code = value.charCodeAt(i)
+      if (code > 127) break
+      buffer[body + i] = code
+    }
+    if (i === length) {
+      buffer[body + length] = 13
+      buffer[body + length + 1] = 10
+      return body + length + 2
+    }
+    // Not ASCII: start over with the UTF-8 length.
+    const bytes = Buffer.byteLength(value)
+    buffer = reserve(at, bytes + 16)
+    const start = header(buffer, at, 36, bytes)
+    buffer.write(value, start, bytes, "utf8")
+    buffer[start + bytes] = 13
+    buffer[start + bytes + 1] = 10
+    return start + bytes + 2
+  }
+  const bytes = Buffer.byteLength(value)
+  const buffer = reserve(at, bytes + 16)
+  const start = header(buffer, at, 36, bytes)
+  buffer.write(value, start, bytes, "utf8")
+  buffer[start + bytes] = 13
+  buffer[start + bytes + 1] = 10
+  return start + bytes + 2
+}
+
+/** Writes argument `index` of a command at `at`; returns the offset after it. */
+const bulkArgument = (argument: unknown, index: number, at: number): number => {
   switch (typeof argument) {
     case "string":
-      return argument
+      return bulkString(argument, at)
     case "number":
       if (!Number.isFinite(argument)) {
         throw new EncodeError("NonFiniteNumber", `argument ${index} is ${argument}, which cannot be sent`)
       }
-      return String(argument)
+      return bulkString(String(argument), at)
     case "bigint":
-      return argument.toString()
-    default:
-      if (argument instanceof Uint8Array) return argument
-      throw new EncodeError(
-        "InvalidArgument",
-        `argument ${index} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array`
-      )
+      return bulkString(argument.toString(), at)
+    default: {
+      if (!(argument instanceof Uint8Array)) {
+        throw new EncodeError(
+          "InvalidArgument",
+          `argument ${index} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array`
+        )
+      }
+      const buffer = reserve(at, argument.length + 16)
+      const start = header(buffer, at, 36, argument.length)
+      buffer.set(argument, start)
+      const end = start + argument.length
+      buffer[end] = 13
+      buffer[end + 1] = 10
+      return end + 2
+    }
   }
 }
 
 /**
  * Encodes a batch of commands into one buffer, each command as an array of bulk strings.
- * All-string batches are built as one string and written with a single UTF-8 encode.
- * Throws `EncodeError` for an argument that cannot be sent or an empty command.
+ * The batch is written into a reused scratch buffer (no intermediate strings) and copied
+ * out once. Throws `EncodeError` for an argument that cannot be sent or an empty command.
  *
  * @example
  * ```ts
@@ -63,24 +143,22 @@ const argumentText = (argument: unknown, index: number): string | Uint8Array => 
  * @category encoding
  */
 export const encodeCommands = (commands: ReadonlyArray<Command>): Uint8Array => {
-  let text = ""
-  const parts: Array<Uint8Array> = []
-  for (const command of commands) {
+  let at = 0
+  for (let c = 0; c < commands.length; c++) {
+    const command = commands[c]
     if (command.length === 0) throw new EncodeError("EmptyCommand", "a command needs at least its name")
-    text += `*${command.length}\r\n`
-    for (let i = 0; i < command.length; i++) {
-      const value = argumentText(command[i], i)
-      if (typeof value === "string") {
-        text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`
-      } else {
-        parts.push(Buffer.from(`${text}$${value.length}\r\n`), value)
-        text = "\r\n"
-      }
-    }
+    at = header(reserve(at, 16), at, 42, command.length)
+    for (let i = 0; i < command.length; i++) at = bulkArgument(command[i], i, at)
   }
-  if (parts.length === 0) return Buffer.from(text)
-  parts.push(Buffer.from(text))
-  return Buffer.concat(parts)
+  if (scratch.length > SCRATCH_KEEP) {
+    // A huge batch: hand over the grown buffer itself rather than copy it, and do not keep it.
+    const out = scratch.subarray(0, at)
+    scratch = Buffer.allocUnsafeSlow(SCRATCH_SIZE)
+    return out
+  }
+  const out = Buffer.allocUnsafe(at)
+  scratch.copy(out, 0, 0, at)
+  return out
 }
 
 /**

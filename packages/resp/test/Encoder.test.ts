@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as fc from "fast-check"
 import { Buffer } from "node:buffer"
 import { EncodeError } from "../src/EncodeError.ts"
 import { encodeCommand, encodeCommands } from "../src/Encoder.ts"
@@ -41,5 +42,37 @@ describe("Encoder", () => {
       reason(() => encodeCommand(["X", {} as never])),
       "InvalidArgument"
     )
+  })
+  it("matches the RESP definition for any arguments, short, long, non-ASCII or huge", () => {
+    // The definition, written the obvious way: each argument's UTF-8 bytes behind its byte length.
+    const reference = (commands: ReadonlyArray<ReadonlyArray<string | number | bigint | Uint8Array>>) =>
+      Buffer.concat(
+        commands.flatMap((command) => [
+          Buffer.from(`*${command.length}\r\n`),
+          ...command.flatMap((argument) => {
+            const bytes = argument instanceof Uint8Array ? Buffer.from(argument) : Buffer.from(String(argument))
+            return [Buffer.from(`$${bytes.length}\r\n`), bytes, Buffer.from("\r\n")]
+          })
+        ])
+      )
+    const argument = fc.oneof(
+      fc.string({ maxLength: 80 }),
+      fc.string({ unit: "grapheme", maxLength: 80 }),
+      fc.string({ unit: "binary", maxLength: 200 }),
+      fc.integer().map((n) => String.fromCharCode(97 + (n & 15)).repeat(n & 0xfff)),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.bigInt(),
+      fc.uint8Array({ maxLength: 300 })
+    )
+    fc.assert(
+      fc.property(fc.array(fc.array(argument, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 8 }), (commands) => {
+        assert.deepStrictEqual(Buffer.from(encodeCommands(commands)), reference(commands))
+      }),
+      { numRuns: 300 }
+    )
+    // A batch larger than the reused scratch buffer, then a small one after it.
+    const big = Array.from({ length: 3 }, (_, i) => ["SET", `k${i}`, "é".repeat(400_000 + i)])
+    assert.deepStrictEqual(Buffer.from(encodeCommands(big)), reference(big))
+    assert.strictEqual(text(encodeCommand(["PING"])), "*1\r\n$4\r\nPING\r\n")
   })
 })
