@@ -65,9 +65,12 @@ describe("Encoder", () => {
       fc.uint8Array({ maxLength: 300 })
     )
     fc.assert(
-      fc.property(fc.array(fc.array(argument, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 8 }), (commands) => {
-        assert.deepStrictEqual(Buffer.from(encodeCommands(commands)), reference(commands))
-      }),
+      fc.property(
+        fc.array(fc.array(argument, { minLength: 1, maxLength: 12 }), { minLength: 1, maxLength: 8 }),
+        (commands) => {
+          assert.deepStrictEqual(Buffer.from(encodeCommands(commands)), reference(commands))
+        }
+      ),
       { numRuns: 300 }
     )
     // A batch larger than the reused scratch buffer, then a small one after it.
