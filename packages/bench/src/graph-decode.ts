@@ -144,6 +144,7 @@ const timeOursStream = (chunks: ReadonlyArray<Buffer>): Promise<number> => {
       ),
     submit: () => Effect.die("unused"),
     pipeline: () => Effect.die("unused"),
+    executeAll: () => Effect.die("unused"),
     withExclusive: () => Effect.die("unused")
   })
   const program = Effect.gen(function* () {

@@ -82,6 +82,7 @@ const serviceOf = (execute: (command: Command) => Effect.Effect<Reply>): RedisCo
   execute,
   submit: () => Effect.die("transport bench: submit is not measured"),
   pipeline: () => Effect.die("transport bench: pipeline is not measured"),
+  executeAll: () => Effect.die("transport bench: executeAll is not measured"),
   withExclusive: () => Effect.die("transport bench: withExclusive is not measured")
 })
 

@@ -2,7 +2,7 @@
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
-import { type CommandOptions, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import { type CommandOptions, makeExecuteAll, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { fromErrorReply, type RedisError } from "@effect-falkordb/redis/RedisError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -52,6 +52,7 @@ export const scripted = (
     execute,
     submit: () => Effect.die("submit is not scripted"),
     pipeline: (commands) => Effect.forEach(commands, (c) => execute(c)),
+    executeAll: makeExecuteAll((commands, o) => Effect.forEach(commands, (c) => Effect.result(execute(c, o)))),
     withExclusive: () => Effect.die("withExclusive is not scripted")
   })
   return { calls, options, service, layer: Layer.succeed(RedisConnection, service) }

@@ -58,6 +58,8 @@ import { argumentText } from "./internal/Text.ts"
 import {
   type CommandOptions,
   type ExclusiveConnection,
+  type ExecuteAll,
+  type ExecuteAllOptions,
   type Future,
   type LayerOptions,
   makeFromOptions,
@@ -467,7 +469,14 @@ export const make: (
               merge(commands.map((command) => transactions.note(command))),
               connection.pipeline(commands, options)
             )
-          )
+          ),
+        executeAll: ((commands: ReadonlyArray<Command>, options?: ExecuteAllOptions) =>
+          Effect.suspend(() =>
+            writing(
+              merge(commands.map((command) => transactions.note(command))),
+              connection.executeAll(commands, options)
+            )
+          )) as ExecuteAll
       }
     }
 
@@ -489,6 +498,12 @@ export const make: (
             inner.pipeline(commands, options)
           )
         }),
+      // Sent as they are (reads too, not served from the cache); the keys they write are dropped
+      // before and after, as for a pipeline.
+      executeAll: ((commands: ReadonlyArray<Command>, options?: ExecuteAllOptions) =>
+        Effect.suspend(() =>
+          writing(merge(commands.map(writtenBy)), inner.executeAll(commands, options))
+        )) as ExecuteAll,
       withExclusive: (use) => inner.withExclusive((exclusive) => use(exclusiveFace(exclusive)))
     }
 

@@ -13,6 +13,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Tls from "node:tls"
@@ -20,6 +21,7 @@ import * as Client from "./internal/Client.ts"
 import * as Schema from "effect/Schema"
 import { commandName } from "./internal/Engine.ts"
 import * as Cluster from "./internal/Cluster.ts"
+import * as ExecuteAllInternal from "./internal/ExecuteAll.ts"
 import * as Sentinel from "./internal/Sentinel.ts"
 import * as Streamed from "./internal/Streamed.ts"
 import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
@@ -75,6 +77,45 @@ export interface PipelineOptions extends CommandOptions {
    * runs on an exclusive connection, not ordered against unawaited commands on the engines.
    */
   readonly exclusiveFallback?: boolean | undefined
+}
+
+/**
+ * Options of `executeAll`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExecuteAllOptions extends CommandOptions {
+  /**
+   * `"default"`: the replies in command order, or the first failure in command order (an
+   * error reply fails with reason `Reply`, as `execute` does). `"result"`: one
+   * `Result` per command, in command order, so every command's outcome is a value (as
+   * `Effect.all`'s `mode: "result"`); the call itself then fails only when nothing was sent
+   * (an invalid or refused command).
+   */
+  readonly mode?: "default" | "result" | undefined
+}
+
+/**
+ * The `executeAll` face: N independent commands put on their way at once, their caller
+ * suspended once and resumed when the last of them has settled.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExecuteAll {
+  (
+    commands: ReadonlyArray<Command>,
+    options?: ExecuteAllOptions & { readonly mode?: "default" | undefined }
+  ): Effect.Effect<ReadonlyArray<Reply>, RedisError>
+  (
+    commands: ReadonlyArray<Command>,
+    options: ExecuteAllOptions & { readonly mode: "result" }
+  ): Effect.Effect<ReadonlyArray<Result.Result<Reply, RedisError>>, RedisError>
+  (
+    commands: ReadonlyArray<Command>,
+    options?: ExecuteAllOptions
+  ): Effect.Effect<ReadonlyArray<Reply> | ReadonlyArray<Result.Result<Reply, RedisError>>, RedisError>
 }
 
 /**
@@ -148,6 +189,8 @@ export interface ExclusiveConnection {
    * connection). Optional: `executeStreamed` (the function) falls back to `execute`.
    */
   readonly executeStreamed?: (command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>
+  /** Independent commands, one resume for all (see `RedisConnection`'s `executeAll`); on this connection, in order. */
+  readonly executeAll: ExecuteAll
 }
 
 /**
@@ -193,6 +236,8 @@ export interface ConnectionInfo {
  * - `submit` puts the command on its way and returns a `Future` at once.
  * - `pipeline` sends the commands contiguously on one connection and returns one reply per
  *   command, error replies included as `ErrorReply` values (no failure for those).
+ * - `executeAll` puts independent commands on their way at once (each routed like
+ *   `execute`) and resumes the caller once, when the last has settled.
  * - `withExclusive` lends a connection of one's own for the scope of `use`.
  *
  * @since 0.1.0
@@ -211,6 +256,32 @@ export class RedisConnection extends Context.Service<
     readonly withExclusive: <A, E, R>(
       use: (connection: ExclusiveConnection) => Effect.Effect<A, E, R>
     ) => Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>>
+    /**
+     * Puts N independent commands on their way at once and resumes the caller once, when the
+     * last of them has settled: a window of commands for the cost of one wait, where awaiting
+     * N `submit` futures costs a suspend and resume each. Unlike `pipeline` the commands are
+     * not contiguous (other callers' commands may come between them) and each is routed like
+     * `execute` (by its own first key; on a cluster, to its slot's node), so one call may
+     * span engines and nodes; on each engine they are written in the array's order. A batch
+     * larger than the window goes out in pieces as replies return room. See `ExecuteAllOptions`
+     * for the result shapes, and the README ("Four faces") for timeouts and interruption.
+     *
+     * @example
+     * ```ts
+     * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+     * import { Effect } from "effect"
+     *
+     * const program = Effect.gen(function* () {
+     *   const redis = yield* RedisConnection.RedisConnection
+     *   // One suspension for all three; fails with the first failure in command order.
+     *   const [a, b, c] = yield* redis.executeAll([["GET", "a"], ["GET", "b"], ["INCR", "hits"]])
+     *   // Every outcome as a value: a WRONGTYPE reply does not hide the other replies.
+     *   const results = yield* redis.executeAll([["INCR", "n"], ["INCR", "a-list"]], { mode: "result" })
+     *   return { a, b, c, results }
+     * })
+     * ```
+     */
+    readonly executeAll: ExecuteAll
     /**
      * Sends a command whose reply is streamed (see `ReplyPart`, `StreamOptions`): its parts
      * are handed over as they arrive instead of after the whole reply. Replies behind it
@@ -954,3 +1025,30 @@ export const executeStreamed = (
   command: Command,
   options?: StreamOptions
 ): Stream.Stream<ReplyPart, RedisError> => Streamed.executeStreamed(connection, command, options)
+
+/**
+ * Builds the `executeAll` of a service implemented by hand (a wrapper, a mock) from a
+ * function that settles every command to a `Result`, in command order: the default mode
+ * then fails with the first failure in command order, `mode: "result"` hands the results over.
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import { Effect } from "effect"
+ *
+ * // A wrapper that runs each command through its inner service's execute.
+ * const executeAllVia = (inner: RedisConnection.RedisConnection["Service"]) =>
+ *   RedisConnection.makeExecuteAll((commands, options) =>
+ *     Effect.forEach(commands, (command) => Effect.result(inner.execute(command, options)))
+ *   )
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeExecuteAll: (
+  settle: (
+    commands: ReadonlyArray<Command>,
+    options: ExecuteAllOptions | undefined
+  ) => Effect.Effect<ReadonlyArray<Result.Result<Reply, RedisError>>, RedisError>
+) => ExecuteAll = ExecuteAllInternal.fromResults

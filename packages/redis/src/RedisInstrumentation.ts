@@ -46,7 +46,7 @@ import * as Metric from "effect/Metric"
 import * as CommandKeys from "./CommandKeys.ts"
 import { commandName } from "./internal/Engine.ts"
 import * as EngineMetrics from "./internal/EngineMetrics.ts"
-import { type ConnectionInfo, RedisConnection } from "./RedisConnection.ts"
+import { type ConnectionInfo, type ExecuteAll, type ExecuteAllOptions, RedisConnection } from "./RedisConnection.ts"
 import { isRedisError } from "./RedisError.ts"
 
 /**
@@ -269,8 +269,12 @@ export const instrument = (
     const operation = operationOf(command)
     return spanned(operation, () => fingerprint(command), undefined, measured(operation, effect))
   }
-  const batch = <A, E>(commands: ReadonlyArray<Command>, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-    spanned("PIPELINE", () => commands.map(fingerprint).join("; "), commands.length, measured("PIPELINE", effect))
+  const batch = <A, E>(
+    commands: ReadonlyArray<Command>,
+    effect: Effect.Effect<A, E>,
+    operation: "PIPELINE" | "EXECUTE_ALL" = "PIPELINE"
+  ): Effect.Effect<A, E> =>
+    spanned(operation, () => commands.map(fingerprint).join("; "), commands.length, measured(operation, effect))
   return {
     info: service.info,
     execute: (command, callOptions) => call(command, service.execute(command, callOptions)),
@@ -279,11 +283,16 @@ export const instrument = (
     // A streamed reply is consumed at the caller's pace: passed through, not measured here.
     ...(service.executeStreamed === undefined ? {} : { executeStreamed: service.executeStreamed }),
     pipeline: (commands, callOptions) => batch(commands, service.pipeline(commands, callOptions)),
+    // One span and one measurement for the batch, like a pipeline.
+    executeAll: ((commands: ReadonlyArray<Command>, callOptions?: ExecuteAllOptions) =>
+      batch(commands, service.executeAll(commands, callOptions), "EXECUTE_ALL")) as ExecuteAll,
     withExclusive: (use) =>
       service.withExclusive((connection) =>
         use({
           execute: (command, callOptions) => call(command, connection.execute(command, callOptions)),
-          pipeline: (commands, callOptions) => batch(commands, connection.pipeline(commands, callOptions))
+          pipeline: (commands, callOptions) => batch(commands, connection.pipeline(commands, callOptions)),
+          executeAll: ((commands: ReadonlyArray<Command>, callOptions?: ExecuteAllOptions) =>
+            batch(commands, connection.executeAll(commands, callOptions), "EXECUTE_ALL")) as ExecuteAll
         })
       )
   }

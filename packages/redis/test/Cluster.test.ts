@@ -247,6 +247,35 @@ describe("cluster", { timeout: 120_000 }, () => {
             replies.map(text),
             Array.from({ length: 40 }, (_, i) => String(i))
           )
+          // executeAll: each command to its slot's node, the replies back in command order.
+          const all = yield* redis.executeAll(commands)
+          assert.deepStrictEqual(
+            all.map(text),
+            Array.from({ length: 40 }, (_, i) => String(i))
+          )
+          const results = yield* redis.executeAll(
+            [
+              ["GET", `${label}:key:1`],
+              ["HGET", `${label}:key:2`, "field"],
+              ["GET", `${label}:key:3`]
+            ],
+            { mode: "result" }
+          )
+          assert.deepStrictEqual(
+            results.map((result) => (result._tag === "Success" ? text(result.success) : result.failure.reason._tag)),
+            ["1", "Reply", "3"]
+          )
+          // A cross-slot command refuses the whole batch before anything is sent.
+          const crossAll = failureOf(
+            yield* Effect.exit(
+              redis.executeAll([
+                ["SET", `${label}:never`, "1"],
+                ["MSET", "a", "1", "b", "2"]
+              ])
+            )
+          )
+          assert.strictEqual(crossAll.reason._tag, "CrossSlot")
+          assert.isNull(yield* redis.execute(["GET", `${label}:never`]))
           // Cross-slot: refused before sending; hash tags keep keys together.
           const cross = failureOf(yield* Effect.exit(redis.execute(["MSET", "a", "1", "b", "2"])))
           assert.strictEqual(cross.reason._tag, "CrossSlot")

@@ -40,7 +40,7 @@ import type {
   Future,
   PipelineOptions
 } from "@effect-falkordb/redis/RedisConnection"
-import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import { type ExecuteAllOptions, makeExecuteAll, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { Closed, fromErrorReply, RedisError } from "@effect-falkordb/redis/RedisError"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
@@ -48,6 +48,7 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as EffectResult from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as CompactEncoder from "./CompactEncoder.ts"
 import { AdminState } from "./internal/AdminState.ts"
@@ -521,11 +522,42 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
     )
   }
 
-  const exclusive: ExclusiveConnection = { execute: run, pipeline }
+  /**
+   * Independent commands: graph commands answered by the mock, the others sent to `other`
+   * (the fallback's `executeAll`) in one call; one result per command, in command order.
+   */
+  const executeAll = (
+    other: (
+      commands: ReadonlyArray<Command>,
+      options: ExecuteAllOptions | undefined
+    ) => Effect.Effect<ReadonlyArray<EffectResult.Result<Reply, RedisError>>, RedisError>
+  ) =>
+    makeExecuteAll((commands, options) =>
+      Effect.gen(function* () {
+        const out: Array<EffectResult.Result<Reply, RedisError>> = new Array(commands.length)
+        const others: Array<number> = []
+        for (let i = 0; i < commands.length; i++) {
+          if (isMine(commands[i]!)) out[i] = yield* Effect.result(answerGraph(commands[i]!))
+          else others.push(i)
+        }
+        if (others.length > 0) {
+          const results = yield* other(
+            others.map((i) => commands[i]!),
+            options
+          )
+          for (let j = 0; j < others.length; j++) out[others[j]!] = results[j]!
+        }
+        return out
+      })
+    )
+  const viaFallback = executeAll((commands, options) => fallback!.executeAll(commands, { ...options, mode: "result" }))
+
+  const exclusive: ExclusiveConnection = { execute: run, pipeline, executeAll: viaFallback }
   /** The fallback's exclusive connection, graph commands still answered by the mock. */
   const withinFallback = (inner: ExclusiveConnection): ExclusiveConnection => ({
     execute: (command, options) => (isMine(command) ? answerGraph(command) : inner.execute(command, options)),
-    pipeline: (commands, options) => pipeline(commands, options, (batch) => inner.pipeline(batch, options))
+    pipeline: (commands, options) => pipeline(commands, options, (batch) => inner.pipeline(batch, options)),
+    executeAll: executeAll((commands, options) => inner.executeAll(commands, { ...options, mode: "result" }))
   })
 
   const connection: RedisConnection["Service"] = {
@@ -541,6 +573,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
             return future
           }),
     pipeline,
+    executeAll: viaFallback,
     withExclusive: <A, E, R>(use: (c: ExclusiveConnection) => Effect.Effect<A, E, R>) =>
       fallback === undefined
         ? (Effect.scoped(use(exclusive)) as Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>>)

@@ -35,6 +35,7 @@ import {
   type CommandOptions,
   type ExclusiveConnection,
   type Future,
+  makeExecuteAll,
   RedisConnection
 } from "@effect-falkordb/redis/RedisConnection"
 import {
@@ -376,6 +377,39 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
       )
     })
 
+  /**
+   * Independent commands: all checked, then all queued on the lane in order (other callers'
+   * commands may come between them), each settled to a result with its own timeout.
+   */
+  const executeAllOn = (
+    send: (command: Command) => Promise<Reply>,
+    check: (command: Command) => RedisError | undefined
+  ) =>
+    makeExecuteAll((commands, options) =>
+      Effect.gen(function* () {
+        for (const command of commands) {
+          yield* admit(command)
+          const refused = check(command)
+          if (refused !== undefined) return yield* refused
+        }
+        const replies = commands.map((command) => send(command))
+        return yield* Effect.forEach(
+          replies,
+          (reply, i) =>
+            Effect.result(
+              withTimeout(
+                Effect.flatMap(
+                  Effect.promise(() => reply),
+                  (settled) => settle(commands[i]!, settled)
+                ),
+                options?.timeout
+              )
+            ),
+          { concurrency: "unbounded" }
+        )
+      })
+    )
+
   const exclusive = (client: MockClient): ExclusiveConnection => {
     const enqueue = lane()
     const send = (command: Command) => enqueue(() => call(client, command))
@@ -420,7 +454,8 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
     }
     return {
       execute: (command, options) => Effect.flatMap(admit(command), () => run(transactional, command, options)),
-      pipeline: (commands, options) => pipelineOn(transactional, commands, options, () => undefined)
+      pipeline: (commands, options) => pipelineOn(transactional, commands, options, () => undefined),
+      executeAll: executeAllOn(transactional, () => undefined)
     }
   }
 
@@ -449,6 +484,7 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
     execute,
     submit,
     pipeline: (commands, options) => pipelineOn(sharedLane, commands, options, refuseShared),
+    executeAll: executeAllOn(sharedLane, refuseShared),
     withExclusive: <A, E, R>(use: (connection: ExclusiveConnection) => Effect.Effect<A, E, R>) =>
       Effect.suspend((): Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>> => {
         if (closed) return Effect.fail(closedError())

@@ -105,6 +105,42 @@ const suite = (name: string, connection: Layer.Layer<RedisConnection, unknown>) 
       })
     )
 
+    it.effect("executeAll: replies in order, the first failure in command order, or one result each", () =>
+      Effect.gen(function* () {
+        const redis = yield* RedisConnection
+        const key = fresh("all")
+        const replies = yield* redis.executeAll(Array.from({ length: 50 }, (_, i) => ["RPUSH", key, i]))
+        assert.deepStrictEqual(
+          replies,
+          Array.from({ length: 50 }, (_, i) => i + 1)
+        )
+        yield* redis.execute(["SET", `${key}:text`, "1"])
+        const commands = [
+          ["LLEN", key],
+          ["LPUSH", `${key}:text`, "x"],
+          ["GET", `${key}:none`],
+          ["FOO-NO-SUCH"]
+        ] as const
+        const failure = yield* Effect.flip(redis.executeAll(commands))
+        assert.strictEqual(failure.reason._tag, "Reply")
+        if (failure.reason._tag === "Reply") assert.strictEqual(failure.reason.code, "WRONGTYPE")
+        const results = yield* redis.executeAll(commands, { mode: "result" })
+        assert.deepStrictEqual(
+          results.map((result) => result._tag),
+          ["Success", "Failure", "Success", "Failure"]
+        )
+        assert.strictEqual(results[0]?._tag === "Success" && results[0].success, 50)
+        assert.strictEqual(results[2]?._tag === "Success" && results[2].success, null)
+        const refused = yield* Effect.flip(
+          redis.executeAll([
+            ["INCR", key],
+            ["BLPOP", key, 1]
+          ])
+        )
+        assert.strictEqual(refused.reason._tag, "NotMultiplexable")
+      })
+    )
+
     it.effect("submit: 200 unawaited RPUSH keep their order; poll sees the reply", () =>
       Effect.gen(function* () {
         const redis = yield* RedisConnection

@@ -20,6 +20,8 @@ import type {
   CommandOptions,
   ConnectionInfo,
   ExclusiveConnection,
+  ExecuteAll as ExecuteAllFace,
+  ExecuteAllOptions,
   Future,
   PipelineOptions,
   RedisConnection,
@@ -39,6 +41,7 @@ import {
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import * as CommandKeys from "../CommandKeys.ts"
 import * as ElasticEngines from "./ElasticEngines.ts"
+import * as ExecuteAll from "./ExecuteAll.ts"
 import { argumentText } from "./Text.ts"
 import { commandName, type Engine, FutureRequest, makeEngine, Request, validateCommand } from "./Engine.ts"
 import * as EngineMetrics from "./EngineMetrics.ts"
@@ -226,6 +229,53 @@ const batchStateProblem = (commands: ReadonlyArray<Command>): RedisError | undef
   return undefined
 }
 
+/**
+ * Checks a batch of independent commands (`executeAll`) before anything is sent: every
+ * command valid (named by its index), none that changes the state of its connection or
+ * blocks it (refused with the same reasons as `submit`), and a valid timeout.
+ */
+export const refuseAll = (
+  commands: ReadonlyArray<Command>,
+  options: CommandOptions | undefined
+): RedisError | undefined => {
+  const invalid = validateBatch(commands)
+  if (invalid !== undefined) return invalid
+  for (let i = 0; i < commands.length; i++) {
+    const command = commands[i]
+    if (CommandKeys.isConnectionState(command)) return unsupported(command) ?? notMultiplexable(command)
+    if (CommandKeys.isBlocking(command)) {
+      return new RedisError({
+        reason: new NotMultiplexable({
+          command: commandName(command),
+          message: `${commandName(command)} (command ${i} of the batch) blocks its connection, so it cannot ride with the batch's other commands; use execute (it is diverted to an exclusive connection) or withExclusive`
+        })
+      })
+    }
+  }
+  const timeout = decodeTimeout(options, 1)
+  return timeout instanceof RedisError ? timeout : undefined
+}
+
+/** `refuseAll`, then the batch's decoded timeout, which must not outlast the stall detector. */
+const checkAll = (
+  commands: ReadonlyArray<Command>,
+  options: CommandOptions | undefined,
+  resolved: ResolvedOptions
+): number | RedisError => {
+  const refused = refuseAll(commands, options)
+  if (refused !== undefined) return refused
+  const timeout = decodeTimeout(options, resolved.commandTimeout) as number
+  if (outlastsStall(timeout, resolved)) {
+    return new RedisError({
+      reason: new NotMultiplexable({
+        command: commands.length === 0 ? "" : commandName(commands[0]),
+        message: `a timeout of ${timeout} ms is at or above stallTimeout (${resolved.stallTimeout} ms), so the batch cannot ride the shared pipe; use execute (diverted to an exclusive connection) or withExclusive`
+      })
+    })
+  }
+  return timeout
+}
+
 const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
   execute: (command, options) =>
     Effect.suspend(() => {
@@ -256,7 +306,21 @@ const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
         if (timeout instanceof RedisError) return Stream.fail(timeout)
         return engineStream(Effect.succeed(engine), command, timeout, options)
       })
-    )
+    ),
+  // The connection is the caller's own: anything `pipeline` takes goes, in order.
+  executeAll: ((commands: ReadonlyArray<Command>, options?: ExecuteAllOptions) =>
+    Effect.suspend(() => {
+      const invalid = validateBatch(commands)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      for (const command of commands) {
+        const problem = unsupported(command)
+        if (problem !== undefined) return Effect.fail(problem)
+      }
+      const timeout = decodeTimeout(options, engine.options.commandTimeout)
+      if (timeout instanceof RedisError) return Effect.fail(timeout)
+      if (commands.length === 0) return Effect.succeed([])
+      return ExecuteAll.onLanes(commands, () => engine, timeout, options?.mode === "result")
+    })) as ExecuteAllFace
 })
 
 /**
@@ -384,6 +448,19 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
         }
         return enginePipeline(engine, commands, timeout)
       }),
+    executeAll: ((commands: ReadonlyArray<Command>, options?: ExecuteAllOptions) =>
+      Effect.suspend(() => {
+        const timeout = checkAll(commands, options, resolved)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        if (commands.length === 0) return Effect.succeed([])
+        const readOnly = options?.readOnly === true
+        return ExecuteAll.onLanes(
+          commands,
+          (command) => router.forCommand(command, readOnly),
+          timeout,
+          options?.mode === "result"
+        )
+      })) as ExecuteAllFace,
     executeStreamed: (command, options) =>
       Stream.unwrap(
         Effect.sync(() => {
@@ -689,6 +766,17 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
         if (timeout instanceof RedisError) return Effect.fail(timeout)
         return borrow(timeout, (engine, left, reported) => enginePipeline(engine, commands, left, reported))
       }),
+    // One borrowed connection carries the whole batch, in order (the borrow lasts until the last reply).
+    executeAll: ((commands: ReadonlyArray<Command>, options?: ExecuteAllOptions) =>
+      Effect.suspend(() => {
+        const timeout = checkAll(commands, options, resolved)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        if (commands.length === 0) return Effect.succeed([])
+        const results = options?.mode === "result"
+        return borrow(timeout, (engine, left, reported) =>
+          ExecuteAll.onLanes(commands, () => engine, left, results, reported)
+        )
+      })) as ExecuteAllFace,
     // The borrow lasts until the engine owes nothing for the command, not until the consumer ends.
     executeStreamed: (command, options) =>
       Stream.unwrap(

@@ -29,6 +29,8 @@ import type {
 import { CrossSlot, fromErrorReply, Offline, RedisError } from "../RedisError.ts"
 import type * as RedisOptions from "../RedisOptions.ts"
 import { hashSlot } from "./HashSlot.ts"
+import { refuseAll } from "./Client.ts"
+import * as ExecuteAll from "./ExecuteAll.ts"
 import * as Sentinel from "./Sentinel.ts"
 import { launch } from "./SingleFlight.ts"
 import * as Streamed from "./Streamed.ts"
@@ -611,6 +613,65 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
       return out
     })
 
+  /**
+   * Each command to its slot's node (the commands of one node in one `executeAll` there, the
+   * nodes concurrently); a redirected or unsent command is then followed like `execute` does.
+   */
+  const executeAll = ExecuteAll.fromResults((commands, options) =>
+    Effect.suspend(() => {
+      const refused = refuseAll(commands, options)
+      if (refused !== undefined) return Effect.fail(refused)
+      const slotOfIndex: Array<number | undefined> = new Array(commands.length)
+      for (let i = 0; i < commands.length; i++) {
+        const slot = commandSlot(commands[i]!)
+        if (slot instanceof RedisError) return Effect.fail(slot)
+        slotOfIndex[i] = slot
+      }
+      const groups = new Map<
+        string,
+        { readonly slot: number | undefined; readonly wanted: ReadPreference | undefined }
+      >()
+      const inResults = { ...options, mode: "result" as const }
+      const alone = (group: ReadonlyArray<Command>) =>
+        Effect.forEach(group, (command) => Effect.result(execute(command, options)), { concurrency: "unbounded" })
+      return ExecuteAll.scatter(
+        commands,
+        (command, i) => {
+          const slot = slotOfIndex[i]
+          // GRAPH.LIST asks every primary: through execute, on its own.
+          if (slot === undefined && String(command[0]).toUpperCase() === "GRAPH.LIST") return "fanOut"
+          const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
+          const shard = slot === undefined ? undefined : slots[slot]
+          const key = `${wanted ?? "primary"} ${slot === undefined ? "any" : shard === undefined ? `?${slot}` : label(shard.primary)}`
+          if (!groups.has(key)) groups.set(key, { slot, wanted })
+          return key
+        },
+        (key, group) => {
+          const place = groups.get(key)
+          if (place === undefined) return alone(group)
+          return Effect.matchEffect(route(place.slot, place.wanted), {
+            // The node cannot be reached now: each command recovers on its own, as execute does.
+            onFailure: () => alone(group),
+            onSuccess: (node) =>
+              Effect.flatMap(node.executeAll(group, inResults), (results) =>
+                Effect.forEach(
+                  results,
+                  (result, j) => {
+                    if (result._tag === "Success") return Effect.succeed(result)
+                    const command = group[j]!
+                    const slot = commandSlot(command) as number | undefined
+                    const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
+                    return Effect.result(recover(command, slot, options, wanted, result.failure))
+                  },
+                  { concurrency: "unbounded" }
+                )
+              )
+          })
+        }
+      )
+    })
+  )
+
   const service: Service = {
     info,
     execute,
@@ -623,6 +684,7 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
         }
         return stream(command, slot, options)
       }),
+    executeAll,
     submit: (command, options) =>
       Effect.suspend(() => {
         const slot = commandSlot(command)

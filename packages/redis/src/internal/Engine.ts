@@ -127,6 +127,16 @@ export const validateCommand = (command: Command, index?: number): RedisError | 
 }
 
 /**
+ * Requests that wake one caller together (`executeAll`): each settled request calls
+ * `settled` once, and the group resumes its caller when the count reaches zero.
+ *
+ * @internal
+ */
+export interface RequestGroup {
+  readonly settled: () => void
+}
+
+/**
  * A command (or a contiguous batch) on its way; `A` is what it resolves to (a `Reply`, or
  * all the replies of a batch). Only the engine changes its state; callers wait with `wait`.
  *
@@ -160,6 +170,11 @@ export class Request<A = unknown> {
   startedAt = 0
   /** Set for a streamed command (`executeStreamed`): its array reply goes to this sink, not into a tree. */
   sink: ReplyStream | undefined = undefined
+  /**
+   * Set for a command of an `executeAll` batch: its outcome counts the batch down, and the
+   * batch's one caller is woken when the last of its commands has settled.
+   */
+  group: RequestGroup | undefined = undefined
   constructor(
     commands: ReadonlyArray<Command>,
     batch: boolean,
@@ -207,6 +222,7 @@ export class Request<A = unknown> {
       resume(exit)
     }
     if (this.deferredValue !== undefined) Deferred.doneUnsafe(this.deferredValue, exit)
+    if (this.group !== undefined) this.group.settled()
   }
   get written(): boolean {
     return this.state === WRITTEN || this.state === SETTLED

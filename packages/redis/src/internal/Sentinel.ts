@@ -23,7 +23,9 @@ import * as CommandKeys from "../CommandKeys.ts"
 import type { ReadPreference, RedisConnection } from "../RedisConnection.ts"
 import { NoSentinel, Offline, RedisError } from "../RedisError.ts"
 import * as RedisOptions from "../RedisOptions.ts"
+import { refuseAll } from "./Client.ts"
 import { makeEngine, Request } from "./Engine.ts"
+import * as ExecuteAll from "./ExecuteAll.ts"
 import { launch } from "./SingleFlight.ts"
 
 type Service = RedisConnection["Service"]
@@ -357,6 +359,21 @@ export const makeReadRouter = Effect.fnUntraced(function* (
           Streamed.executeStreamed(s, command, options)
         )
       ),
+    // Reads and writes split between the replica and the primary when asked, each side in one call.
+    executeAll: ExecuteAll.fromResults((commands, options) =>
+      Effect.suspend(() => {
+        const refused = refuseAll(commands, options)
+        if (refused !== undefined) return Effect.fail(refused)
+        const toPrimary = (options?.readPreference ?? preference) === "primary"
+        const inResults = { ...options, mode: "result" as const }
+        return ExecuteAll.scatter(
+          commands,
+          (command) => !toPrimary && isRead(command, options?.readOnly),
+          (reads, group) =>
+            Effect.flatMap(target(reads, options?.readPreference), (s) => s.executeAll(group, inResults))
+        )
+      })
+    ),
     withExclusive: primary.withExclusive
   }
   return service
