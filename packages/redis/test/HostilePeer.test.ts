@@ -224,7 +224,7 @@ describe("hostile peers", { timeout: 60_000 }, () => {
       if (never.reason._tag === "Timeout") {
         assert.isFalse(never.written)
         assert.strictEqual(never.reason.timeout, 100)
-        assert.include(never.message, "became free within 100 ms (size 1)")
+        assert.include(never.message, "(size 1) became free within 100 ms")
       }
       yield* Fiber.join(full)
     })

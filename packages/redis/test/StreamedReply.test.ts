@@ -43,6 +43,8 @@ interface Peer {
   gateOpened: boolean
   /** Bytes of `BIG` replies the peer has handed to its socket. */
   written: number
+  /** The names of the commands the peer has read, in order. */
+  readonly received: Array<string>
 }
 
 /**
@@ -65,7 +67,8 @@ const peer = Effect.acquireRelease(
         release()
       },
       gateOpened: false,
-      written: 0
+      written: 0,
+      received: []
     }
     const server = Net.createServer((socket) => {
       sockets.add(socket)
@@ -94,6 +97,7 @@ const peer = Effect.acquireRelease(
       const decoder = new Decoder((request) => {
         const command = (request as Array<Reply>).map(text)
         const name = command[0]!.toUpperCase()
+        state.received.push(name)
         chain = chain.then(async () => {
           if (name === "PING") return send("+PONG\r\n")
           if (name === "GET") return send("$3\r\nval\r\n")
@@ -259,6 +263,35 @@ describe("executeStreamed", () => {
         assert.isBelow(stream.peakBuffered, 16384 + 2 * 65536)
         assert.strictEqual(stream.received, total - 4)
         assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+      })
+    )
+  )
+
+  it.live("pooled: with every connection busy, a streamed command times out unsent (Timeout, written: false)", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* peer
+        const { service } = yield* build("pooled1", server.url)
+        // The pool's one connection is lent to a command the peer holds back.
+        const busy = yield* Effect.forkChild(service.execute(["LATE", "10"], { timeout: "30 seconds" }))
+        yield* until(
+          Effect.sync(() => server.received.includes("LATE")),
+          "the busy command reached the peer"
+        )
+        const error = yield* Effect.flip(
+          Stream.runCollect(RedisConnection.executeStreamed(service, ["BIG", "5"], { timeout: "50 millis" }))
+        )
+        assert.strictEqual(error.reason._tag, "Timeout")
+        assert.isFalse(error.written)
+        assert.include(error.message, "(size 1) became free within 50 ms; the command was not sent")
+        server.open()
+        yield* Fiber.join(busy)
+        // The connection is free again and serves the next call; the timed-out command never went out.
+        assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+        assert.deepStrictEqual(
+          server.received.filter((name) => name !== "PING"),
+          ["LATE", "GET"]
+        )
       })
     )
   )

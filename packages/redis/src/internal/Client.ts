@@ -35,7 +35,6 @@ import {
   InvalidArgument,
   NotMultiplexable,
   RedisError,
-  Timeout,
   Unsupported
 } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
@@ -43,7 +42,15 @@ import * as CommandKeys from "../CommandKeys.ts"
 import * as ElasticEngines from "./ElasticEngines.ts"
 import * as ExecuteAll from "./ExecuteAll.ts"
 import { argumentText } from "./Text.ts"
-import { commandName, type Engine, FutureRequest, makeEngine, Request, validateCommand } from "./Engine.ts"
+import {
+  boundUnsentWait,
+  commandName,
+  type Engine,
+  FutureRequest,
+  makeEngine,
+  Request,
+  validateCommand
+} from "./Engine.ts"
 import * as EngineMetrics from "./EngineMetrics.ts"
 import { ReplyStream } from "./ReplyStream.ts"
 
@@ -134,13 +141,14 @@ const streamLimits = (options: StreamOptions | undefined) => {
 }
 
 /**
- * Streams a checked command's reply on the engine `acquire` gives (in the stream's scope).
- * `release`, when given, is called once the engine owes nothing more for the command (its
- * reply ended, failed, or it was never sent): a pooled borrow ends there, not when the
- * consumer finishes, so a call the consumer makes meanwhile (a schema lookup) can borrow it.
+ * Streams a checked command's reply on the engine `acquire` gives (in the stream's scope),
+ * with what is left of the command's `timeout` after waiting for it. `release`, when given,
+ * is called once the engine owes nothing more for the command (its reply ended, failed, or
+ * it was never sent): a pooled borrow ends there, not when the consumer finishes, so a call
+ * the consumer makes meanwhile (a schema lookup) can borrow it.
  */
 const engineStream = (
-  acquire: Effect.Effect<Lane, RedisError, Scope.Scope>,
+  acquire: Effect.Effect<readonly [lane: Lane, left: number], RedisError, Scope.Scope>,
   command: Command,
   timeout: number,
   options: StreamOptions | undefined,
@@ -151,8 +159,9 @@ const engineStream = (
       Effect.gen(function* () {
         const limits = streamLimits(options)
         if (limits instanceof RedisError) return yield* limits
-        const engine = yield* Scope.provide(acquire, scope)
-        const request = new Request<any>([command], false, 1, timeout)
+        // The lane, and what is left of the timeout after waiting for it (a pooled borrow).
+        const [engine, left] = yield* Scope.provide(acquire, scope)
+        const request = new Request<any>([command], false, 1, left, timeout)
         const stream = new ReplyStream(engine, request, limits)
         if (release !== undefined) yield* release(Deferred.await(stream.finished))
         yield* Effect.onError(engine.admit(request), () => Effect.sync(() => stream.cancel()))
@@ -304,7 +313,7 @@ const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
         if (problem !== undefined) return Stream.fail(problem)
         const timeout = callTimeout(CommandKeys.isBlocking(command), options, engine.options.commandTimeout)
         if (timeout instanceof RedisError) return Stream.fail(timeout)
-        return engineStream(Effect.succeed(engine), command, timeout, options)
+        return engineStream(Effect.succeed([engine, timeout] as const), command, timeout, options)
       })
     ),
   // The connection is the caller's own: anything `pipeline` takes goes, in order.
@@ -472,14 +481,17 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
           // Like execute: what must not ride the shared pipe gets a connection of its own.
           if (blocking || outlastsStall(timeout, resolved)) {
             return engineStream(
-              makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }),
+              Effect.map(
+                makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }),
+                (engine) => [engine, timeout] as const
+              ),
               command,
               timeout,
               options
             )
           }
           const engine = router.forCommand(command, options?.readOnly === true)
-          return engineStream(Effect.succeed(engine), command, timeout, options)
+          return engineStream(Effect.succeed([engine, timeout] as const), command, timeout, options)
         })
       ),
     withExclusive: exclusive
@@ -656,50 +668,40 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
       )
     })
   /**
-   * Borrows a connection for one call whose timeout (`timeout` ms, decoded once) covers the
-   * wait for a free connection too; the engine gets what is left of it.
+   * A free connection for a call whose timeout is `timeout` ms (decoded once), in the scope:
+   * the wait is bounded by it (reason `Timeout`, `written: false`: the command was not sent).
+   * A connection that still owes a reply to a caller who timed out is replaced before it is lent.
+   */
+  const lend = (timeout: number): Effect.Effect<Engine, RedisError, Scope.Scope> => {
+    const fresh = Effect.tap(Pool.get(pool), (engine) => engine.refresh)
+    const measured =
+      metrics === undefined
+        ? fresh
+        : Effect.suspend(() => {
+            const asked = performance.now()
+            return Effect.tap(fresh, () => Effect.sync(() => metrics.poolWait(performance.now() - asked)))
+          })
+    return boundUnsentWait(
+      measured,
+      { timeout, reportedTimeout: timeout },
+      `no pooled connection to ${resolved.target} (size ${size}) became free`,
+      metrics === undefined ? undefined : () => metrics.poolTimeout()
+    )
+  }
+  /** What is left of a budget of `timeout` ms started at `start` (at least 1 ms). */
+  const left = (timeout: number, start: number) =>
+    timeout === Number.POSITIVE_INFINITY ? timeout : Math.max(1, timeout - (performance.now() - start))
+  /**
+   * Borrows a connection for one call whose timeout covers the wait for a free connection
+   * too; the engine runs on what is left of it, its errors name the configured timeout.
    */
   const borrow = <A>(
     timeout: number,
     f: (engine: Engine, left: number, reportedTimeout: number) => Effect.Effect<A, RedisError>
   ): Effect.Effect<A, RedisError> =>
     Effect.suspend(() => {
-      // A connection that still owes a reply to a caller who timed out is replaced before it is lent.
-      const fresh = Effect.tap(Pool.get(pool), (engine) => engine.refresh)
-      const lend =
-        metrics === undefined
-          ? fresh
-          : Effect.suspend(() => {
-              const asked = performance.now()
-              return Effect.tap(fresh, () => Effect.sync(() => metrics.poolWait(performance.now() - asked)))
-            })
-      if (timeout === Number.POSITIVE_INFINITY) {
-        return track(Effect.scoped(Effect.flatMap(lend, (engine) => f(engine, timeout, timeout))))
-      }
       const start = performance.now()
-      return track(
-        Effect.scoped(
-          lend.pipe(
-            Effect.timeoutOrElse({
-              duration: timeout,
-              orElse: () => {
-                metrics?.poolTimeout()
-                return Effect.fail(
-                  new RedisError({
-                    reason: new Timeout({
-                      written: false,
-                      timeout,
-                      message: `no pooled connection to ${resolved.target} became free within ${timeout} ms (size ${size}); the command was not sent`
-                    })
-                  })
-                )
-              }
-            }),
-            // The engine runs on what is left of the budget; its errors name the configured timeout.
-            Effect.flatMap((engine) => f(engine, Math.max(1, timeout - (performance.now() - start)), timeout))
-          )
-        )
-      )
+      return track(Effect.scoped(Effect.flatMap(lend(timeout), (engine) => f(engine, left(timeout, start), timeout))))
     })
   const exclusive = withExclusive(resolved)
   const onExclusive = onExclusiveEngine(resolved)
@@ -786,19 +788,21 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
           const timeout = callTimeout(CommandKeys.isBlocking(command), options, resolved.commandTimeout)
           if (timeout instanceof RedisError) return Stream.fail(timeout)
           let borrowScope: Scope.Closeable | undefined
+          // The wait for a free connection is part of the command's timeout, as for execute.
           const acquire = Effect.gen(function* () {
             if (closing) {
               return yield* new RedisError({
                 reason: new Closed({ written: false, message: `the client of ${resolved.target} is closed` })
               })
             }
+            const start = performance.now()
             const scope = yield* Scope.make()
             borrowScope = scope
-            return yield* Pool.get(pool).pipe(
-              Effect.tap((engine) => engine.refresh),
+            const engine = yield* lend(timeout).pipe(
               Scope.provide(scope),
               Effect.onError(() => Scope.close(scope, Exit.void))
             )
+            return [engine, left(timeout, start)] as const
           })
           const release = (finished: Effect.Effect<void>) =>
             Effect.asVoid(Effect.forkIn(Effect.ensuring(finished, Scope.close(borrowScope!, Exit.void)), clientScope))

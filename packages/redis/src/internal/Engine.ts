@@ -64,22 +64,24 @@ const LOADING_MAX_DELAY = 100
 /** The fewest queued requests a caller writes itself under load (see `enqueue`). */
 const EAGER_MIN = 32
 
-/** The command name for messages: `GET`, `GRAPH.QUERY`. */
 /**
  * Bounds a wait that happens before a request is written by the request's own timeout: past
- * it the request fails with `Timeout { written: false }`, `waitedFor` saying what it waited for.
+ * it the request fails with `Timeout { written: false }`, `waitedFor` saying what it waited for
+ * (`onTimeout` is told, for a metric).
  */
-export const boundUnsentWait = (
-  wait: Effect.Effect<void, RedisError>,
+export const boundUnsentWait = <A, R>(
+  wait: Effect.Effect<A, RedisError, R>,
   request: { readonly timeout: number; readonly reportedTimeout: number },
-  waitedFor: string
-): Effect.Effect<void, RedisError> =>
+  waitedFor: string,
+  onTimeout?: () => void
+): Effect.Effect<A, RedisError, R> =>
   request.timeout === Number.POSITIVE_INFINITY
     ? wait
     : Effect.timeoutOrElse(wait, {
         duration: request.timeout,
-        orElse: () =>
-          Effect.fail(
+        orElse: () => {
+          onTimeout?.()
+          return Effect.fail(
             new RedisError({
               reason: new Timeout({
                 written: false,
@@ -88,8 +90,10 @@ export const boundUnsentWait = (
               })
             })
           )
+        }
       })
 
+/** The command name for messages: `GET`, `GRAPH.QUERY`. */
 export const commandName = (command: Command): string => {
   const name = command[0]
   return argumentText(name).toUpperCase()
