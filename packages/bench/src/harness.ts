@@ -21,6 +21,11 @@ import * as os from "node:os"
 export interface Load {
   readonly callers: number
   readonly window: number
+  /**
+   * Batches instead of a sliding window: each caller sends `window` commands at once, awaits
+   * all of them, then sends the next `window`.
+   */
+  readonly batch?: boolean | undefined
 }
 
 /**
@@ -103,11 +108,18 @@ export interface CellOptions {
   readonly load: Load
   readonly op: Op
   readonly millis: number
+  /**
+   * How an Effect cell sends a batch (`load.batch`): one `executeAll` (default), or one
+   * `submit` per command and an await of each future.
+   */
+  readonly batchFace?: "executeAll" | "submits" | undefined
 }
 
 /**
  * Closed loop through an Effect `RedisConnection`: `window` 1 uses `execute`, larger windows
- * keep that many `submit` futures per caller and await the oldest before sending again.
+ * keep that many `submit` futures per caller and await the oldest before sending again;
+ * batches (`load.batch`) send `window` commands with one `executeAll` (or `window` submits,
+ * see `batchFace`) and await them all before the next batch.
  * Every caller sends at least one command, so a process descheduled past the deadline still
  * measures something instead of an empty cell.
  *
@@ -123,30 +135,52 @@ export const runEffectCell = (
     const start = performance.now()
     const deadline = start + millis
     let ops = 0
-    const caller = (c: number): Effect.Effect<void, unknown> =>
-      load.window === 1
+    const batchCaller = (c: number): Effect.Effect<void, unknown> =>
+      options.batchFace === "submits"
         ? Effect.gen(function* () {
+            const futures: Array<{ readonly await: Effect.Effect<Reply, unknown> }> = new Array(load.window)
             let i = 0
             do {
-              yield* redis.execute(commandFor(op, c, i++))
-              ops++
+              for (let k = 0; k < load.window; k++) futures[k] = yield* redis.submit(commandFor(op, c, i++))
+              for (let k = 0; k < load.window; k++) yield* futures[k]!.await
+              ops += load.window
             } while (performance.now() < deadline)
           })
         : Effect.gen(function* () {
-            const inFlight: Array<{ readonly await: Effect.Effect<Reply, unknown> }> = []
+            const commands: Array<Command> = new Array(load.window)
             let i = 0
             do {
-              if (inFlight.length === load.window) {
-                yield* inFlight.shift()!.await
+              for (let k = 0; k < load.window; k++) commands[k] = commandFor(op, c, i++)
+              yield* redis.executeAll(commands)
+              ops += load.window
+            } while (performance.now() < deadline)
+          })
+    const caller = (c: number): Effect.Effect<void, unknown> =>
+      load.batch === true
+        ? batchCaller(c)
+        : load.window === 1
+          ? Effect.gen(function* () {
+              let i = 0
+              do {
+                yield* redis.execute(commandFor(op, c, i++))
+                ops++
+              } while (performance.now() < deadline)
+            })
+          : Effect.gen(function* () {
+              const inFlight: Array<{ readonly await: Effect.Effect<Reply, unknown> }> = []
+              let i = 0
+              do {
+                if (inFlight.length === load.window) {
+                  yield* inFlight.shift()!.await
+                  ops++
+                }
+                inFlight.push(yield* redis.submit(commandFor(op, c, i++)))
+              } while (performance.now() < deadline)
+              for (const future of inFlight) {
+                yield* future.await
                 ops++
               }
-              inFlight.push(yield* redis.submit(commandFor(op, c, i++)))
-            } while (performance.now() < deadline)
-            for (const future of inFlight) {
-              yield* future.await
-              ops++
-            }
-          })
+            })
     return Effect.forEach(
       Array.from({ length: load.callers }, (_, c) => c),
       caller,
@@ -171,7 +205,17 @@ export const runPromiseCell = async (
   const start = performance.now()
   const deadline = start + millis
   let ops = 0
+  const batchCaller = async (c: number): Promise<void> => {
+    const batch: Array<Promise<unknown>> = new Array(load.window)
+    let i = 0
+    do {
+      for (let k = 0; k < load.window; k++) batch[k] = send(commandFor(op, c, i++))
+      await Promise.all(batch)
+      ops += load.window
+    } while (performance.now() < deadline)
+  }
   const caller = async (c: number): Promise<void> => {
+    if (load.batch === true) return batchCaller(c)
     const inFlight: Array<Promise<unknown>> = []
     let i = 0
     do {

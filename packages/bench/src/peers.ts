@@ -108,10 +108,14 @@ export const loads: ReadonlyArray<Harness.Load> = [
   { callers: 256, window: 1 },
   { callers: 1024, window: 1 },
   { callers: 16, window: 32 },
-  { callers: 512, window: 32 }
+  { callers: 512, window: 32 },
+  // Batches: each caller sends 32 at once and awaits them all (ours: one executeAll).
+  { callers: 16, window: 32, batch: true },
+  { callers: 512, window: 32, batch: true }
 ]
 
-const label = (load: Harness.Load) => (load.window === 1 ? `${load.callers}` : `${load.callers} × ${load.window}`)
+const label = (load: Harness.Load) =>
+  load.window === 1 ? `${load.callers}` : `${load.callers} × ${load.window}${load.batch === true ? " batches" : ""}`
 
 /**
  * The column of this client in the peers table.
@@ -120,6 +124,15 @@ const label = (load: Harness.Load) => (load.window === 1 ? `${load.callers}` : `
  * @category peers
  */
 export const OURS = "ours (multiplexed, 1 engine)"
+
+/**
+ * The same client sending each batch as `window` submits and an await of each future (the
+ * batch rows only): what `executeAll` saves, measured in the same run.
+ *
+ * @since 0.1.0
+ * @category peers
+ */
+export const OURS_SUBMITS = "ours, batch as N submits"
 
 /**
  * Options of the peers table.
@@ -162,6 +175,13 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
           column: OURS,
           run: (millis) => Harness.runEffectCell(ours, { load, op: "SET", millis })
         })
+        if (load.batch === true) {
+          cells.push({
+            row,
+            column: OURS_SUBMITS,
+            run: (millis) => Harness.runEffectCell(ours, { load, op: "SET", millis, batchFace: "submits" })
+          })
+        }
         for (const [peer, client] of opened) {
           cells.push({
             row,
@@ -171,7 +191,7 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
         }
       }
       const measured = yield* Harness.measure(cells, options)
-      const columns = [OURS, ...peers.map((p) => p.name)]
+      const columns = [OURS, OURS_SUBMITS, ...peers.map((p) => p.name)]
       const bestNodeRedis = (row: string) =>
         Math.max(
           Harness.medianRate(measured, row, "node-redis"),
@@ -194,6 +214,9 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
           ...columns.map((c) => Harness.formatMicros(Harness.medianCpuPerOp(measured, row, c))),
           Harness.formatRatio(
             Harness.medianCpuPerOp(measured, row, OURS) / Harness.medianCpuPerOp(measured, row, "raw socket")
+          ),
+          Harness.formatRatio(
+            Harness.medianCpuPerOp(measured, row, OURS) / Harness.medianCpuPerOp(measured, row, OURS_SUBMITS)
           )
         ]
       })
@@ -204,7 +227,7 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
         pipelines: [16, 64]
       })
       return [
-        `### Peers: closed-loop SET/s (callers, or callers × window in flight each)`,
+        `### Peers: closed-loop SET/s (callers, or callers × window in flight each; "batches": each caller sends window SETs at once and awaits them all — ours with one executeAll, the promise clients with Promise.all)`,
         "",
         Harness.table(["callers", ...columns, "ours ÷ best node-redis", "ours ÷ raw"], rows),
         "",
@@ -212,7 +235,10 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
         "",
         `#### Peers: client CPU µs per SET (this process's user + system time ÷ completed SETs; the server excluded)`,
         "",
-        Harness.table(["callers", ...columns.map((c) => `${c} µs/op`), "ours ÷ raw CPU"], cpuRows)
+        Harness.table(
+          ["callers", ...columns.map((c) => `${c} µs/op`), "ours ÷ raw CPU", "executeAll ÷ N submits CPU"],
+          cpuRows
+        )
       ].join("\n")
     })
   )

@@ -121,6 +121,16 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("harness
     })
   )
 
+  it.effect("Effect batch cells: one executeAll per batch, and N submits per batch", () =>
+    Effect.gen(function* () {
+      const u = yield* url
+      const one = yield* RedisConnection.makeMultiplexed({ url: u, connections: 1 })
+      const batches = { load: { callers: 4, window: 8, batch: true }, op: "INCR" as const, millis: 30 }
+      yield* counted(Harness.runEffectCell(one, batches))
+      yield* counted(Harness.runEffectCell(one, { ...batches, batchFace: "submits" }))
+    })
+  )
+
   it.effect("transport cells: the minimal client over node:net and over NodeSocket", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer
@@ -130,7 +140,7 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("harness
     })
   )
 
-  it.effect("promise cells: every peer, window 1 and a window of 8", () =>
+  it.effect("promise cells: every peer, window 1, a window of 8 and batches of 8", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer
       for (const peer of Peers.peers) {
@@ -140,6 +150,11 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("harness
         )
         yield* counted(Effect.promise(() => Harness.runPromiseCell(client.send, load(4, 1))))
         yield* counted(Effect.promise(() => Harness.runPromiseCell(client.send, load(4, 8))))
+        yield* counted(
+          Effect.promise(() =>
+            Harness.runPromiseCell(client.send, { ...load(4, 8), load: { callers: 4, window: 8, batch: true } })
+          )
+        )
       }
     })
   )

@@ -357,25 +357,34 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
       })
     )
 
-  const pipelineOn = (
+  /** Checks every command, then queues them all on the lane, in order, before any reply is awaited. */
+  const queueAll = (
     send: (command: Command) => Promise<Reply>,
     commands: ReadonlyArray<Command>,
-    options: CommandOptions | undefined,
     check: (command: Command) => RedisError | undefined
-  ): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
+  ): Effect.Effect<Array<Promise<Reply>>, RedisError> =>
     Effect.gen(function* () {
       for (const command of commands) {
         yield* admit(command)
         const refused = check(command)
         if (refused !== undefined) return yield* refused
       }
-      // Every command is queued before any reply is awaited: contiguous, in order.
-      const replies = commands.map((command) => send(command))
-      return yield* withTimeout(
+      return commands.map((command) => send(command))
+    })
+
+  const pipelineOn = (
+    send: (command: Command) => Promise<Reply>,
+    commands: ReadonlyArray<Command>,
+    options: CommandOptions | undefined,
+    check: (command: Command) => RedisError | undefined
+  ): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
+    // Queued together: contiguous, in order.
+    Effect.flatMap(queueAll(send, commands, check), (replies) =>
+      withTimeout(
         Effect.promise(() => Promise.all(replies)),
         options?.timeout
       )
-    })
+    )
 
   /**
    * Independent commands: all checked, then all queued on the lane in order (other callers'
@@ -386,14 +395,8 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
     check: (command: Command) => RedisError | undefined
   ) =>
     makeExecuteAll((commands, options) =>
-      Effect.gen(function* () {
-        for (const command of commands) {
-          yield* admit(command)
-          const refused = check(command)
-          if (refused !== undefined) return yield* refused
-        }
-        const replies = commands.map((command) => send(command))
-        return yield* Effect.forEach(
+      Effect.flatMap(queueAll(send, commands, check), (replies) =>
+        Effect.forEach(
           replies,
           (reply, i) =>
             Effect.result(
@@ -407,7 +410,7 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
             ),
           { concurrency: "unbounded" }
         )
-      })
+      )
     )
 
   const exclusive = (client: MockClient): ExclusiveConnection => {

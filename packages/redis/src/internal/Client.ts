@@ -285,6 +285,21 @@ const checkAll = (
   return timeout
 }
 
+/** A batch on an exclusive connection: valid commands, none unsupported; its decoded timeout. */
+const checkExclusiveBatch = (
+  engine: Engine,
+  commands: ReadonlyArray<Command>,
+  options: CommandOptions | undefined
+): number | RedisError => {
+  const invalid = validateBatch(commands)
+  if (invalid !== undefined) return invalid
+  for (const command of commands) {
+    const problem = unsupported(command)
+    if (problem !== undefined) return problem
+  }
+  return decodeTimeout(options, engine.options.commandTimeout)
+}
+
 const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
   execute: (command, options) =>
     Effect.suspend(() => {
@@ -296,13 +311,7 @@ const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
     }),
   pipeline: (commands, options) =>
     Effect.suspend(() => {
-      const invalid = validateBatch(commands)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      for (const command of commands) {
-        const problem = unsupported(command)
-        if (problem !== undefined) return Effect.fail(problem)
-      }
-      const timeout = decodeTimeout(options, engine.options.commandTimeout)
+      const timeout = checkExclusiveBatch(engine, commands, options)
       if (timeout instanceof RedisError) return Effect.fail(timeout)
       return enginePipeline(engine, commands, timeout)
     }),
@@ -319,13 +328,7 @@ const exclusiveFace = (engine: Engine): ExclusiveConnection => ({
   // The connection is the caller's own: anything `pipeline` takes goes, in order.
   executeAll: ((commands: ReadonlyArray<Command>, options?: ExecuteAllOptions) =>
     Effect.suspend(() => {
-      const invalid = validateBatch(commands)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      for (const command of commands) {
-        const problem = unsupported(command)
-        if (problem !== undefined) return Effect.fail(problem)
-      }
-      const timeout = decodeTimeout(options, engine.options.commandTimeout)
+      const timeout = checkExclusiveBatch(engine, commands, options)
       if (timeout instanceof RedisError) return Effect.fail(timeout)
       if (commands.length === 0) return Effect.succeed([])
       return ExecuteAll.onLanes(commands, () => engine, timeout, options?.mode === "result")
