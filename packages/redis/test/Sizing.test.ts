@@ -10,7 +10,10 @@ import * as Fiber from "effect/Fiber"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import * as RedisError from "../src/RedisError.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
+import type { Command } from "@effect-falkordb/resp/Encoder"
+import type { Reply } from "@effect-falkordb/resp/Reply"
 import * as Client from "../src/internal/Client.ts"
+import { Request } from "../src/internal/Engine.ts"
 import { slotTable } from "../src/internal/ElasticEngines.ts"
 import { EngineSizer } from "../src/internal/EngineSizer.ts"
 import { SLOTS } from "../src/internal/HashSlot.ts"
@@ -35,6 +38,29 @@ const eventually = (check: () => boolean) =>
   Effect.gen(function* () {
     while (!check()) yield* Effect.sleep(20)
   })
+
+/** A key whose slot the engine `engine` takes when the client grows to `engines` engines. */
+const movingKey = (prefix: string, engine: number, engines: number): string => {
+  const table = slotTable(engines)
+  for (let i = 0; ; i++) {
+    if (table[CommandKeys.firstKeySlot(["RPUSH", `${prefix}-${i}`])!] === engine) return `${prefix}-${i}`
+  }
+}
+
+/**
+ * Routes and starts `command` exactly as `execute` does (one synchronous step), but keeps the
+ * effect the lane hands back for the caller's fiber instead of running it: a caller descheduled
+ * right after its command was routed, whose fiber runs only when the test runs the effect.
+ */
+const startDescheduled = (lane: Client.Lane, command: Command): Effect.Effect<Reply, RedisError.RedisError> => {
+  let handed: Effect.Effect<Reply, RedisError.RedisError> | undefined
+  lane.start(new Request<Reply>([command], false, 1, 10_000), (effect) => {
+    handed = effect
+  })
+  // The window is full or the key is held: the caller is handed an effect to run (the slow path).
+  assert.isDefined(handed)
+  return handed!
+}
 
 describe("sizing", () => {
   it.effect("connections: { min, max } is checked before anything connects", () =>
@@ -278,6 +304,116 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("sizing 
       ])
       assert.strictEqual(elastic.stats().added, 1)
     })
+  )
+
+  it.effect(
+    "a command routed to its key's old engine while that engine's window was full is answered before the key's next command",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Embedded.EmbeddedServer
+        // Connection 1's bytes can be held back before the server, so its window of 1 stays full.
+        const proxy = yield* TcpProxy.make({ targetPort: server.port })
+        const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false, { window: 1 })
+        const key = movingKey("full-window", 1, 2)
+        yield* redis.execute(["DEL", key])
+        proxy.hold(1)
+        const first = yield* redis.submit(["RPUSH", key, "first"])
+        yield* eventually(() => proxy.heldBytes(1) > 0)
+        // Routed to connection 1 (full window) before the move; its caller's fiber runs only at the end.
+        const command: Command = ["RPUSH", key, "routed"]
+        const routed = startDescheduled(elastic.router.forCommand(command, false), command)
+        // The key moves to the new engine: a drain PING goes to connection 1, the key's next command waits.
+        const grow = yield* Effect.forkChild(elastic.resize(2))
+        yield* eventually(() => elastic.stats().active === 2)
+        const next = yield* Effect.forkChild(redis.execute(["RPUSH", key, "next"]))
+        yield* eventually(() => elastic.stats().held > 0)
+        proxy.release(1)
+        // The next command is answered (the drain is over) while the routed command's caller has not run yet.
+        const nextLength = yield* Fiber.join(next)
+        yield* Fiber.join(grow)
+        const routedLength = yield* routed
+        assert.deepStrictEqual([yield* first.await, routedLength, nextLength], [1, 2, 3])
+        const list = (yield* redis.execute(["LRANGE", key, 0, -1])) as Array<Uint8Array>
+        assert.deepStrictEqual(list.map(text), ["first", "routed", "next"])
+        assert.strictEqual(elastic.stats().migrations, 1)
+      })
+  )
+
+  it.effect(
+    "a moving key's commands leave the lane in the order they were routed, however late their callers run",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Embedded.EmbeddedServer
+        const proxy = yield* TcpProxy.make({ targetPort: server.port })
+        const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false, { window: 1 })
+        const key = movingKey("lane-order", 1, 2)
+        yield* redis.execute(["DEL", key])
+        // Connection 1 owes a command held before the server: the drain of the move waits for it.
+        proxy.hold(1)
+        const first = yield* redis.submit(["RPUSH", key, "first"])
+        yield* eventually(() => proxy.heldBytes(1) > 0)
+        const grow = yield* Effect.forkChild(elastic.resize(2))
+        yield* eventually(() => elastic.stats().active === 2)
+        // Routed into the lane first, its caller descheduled; a second caller routes after it.
+        const command: Command = ["RPUSH", key, "early"]
+        const early = startDescheduled(elastic.router.forCommand(command, false), command)
+        const heldBefore = elastic.stats().held
+        const late = yield* Effect.forkChild(redis.execute(["RPUSH", key, "late"]))
+        yield* eventually(() => elastic.stats().held > heldBefore)
+        proxy.release(1)
+        const lateLength = yield* Fiber.join(late)
+        yield* Fiber.join(grow)
+        const earlyLength = yield* early
+        assert.deepStrictEqual([yield* first.await, earlyLength, lateLength], [1, 2, 3])
+        const list = (yield* redis.execute(["LRANGE", key, 0, -1])) as Array<Uint8Array>
+        assert.deepStrictEqual(list.map(text), ["first", "early", "late"])
+      })
+  )
+
+  it.effect(
+    "a caller that times out or is interrupted while its place waits in a full window or in a lane is never sent",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Embedded.EmbeddedServer
+        const proxy = yield* TcpProxy.make({ targetPort: server.port })
+        const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false, { window: 1 })
+        const key = movingKey("gone", 1, 2)
+        yield* redis.execute(["DEL", key])
+        proxy.hold(1)
+        const first = yield* redis.submit(["RPUSH", key, "first"])
+        yield* eventually(() => proxy.heldBytes(1) > 0)
+        const window = elastic.engines()[0].window
+        // Queued for the full window: one times out, one is interrupted.
+        const timedOut = yield* Effect.flip(redis.execute(["RPUSH", key, "window-timeout"], { timeout: 100 }))
+        const interrupted = yield* Effect.forkChild(redis.execute(["RPUSH", key, "window-interrupt"]))
+        yield* eventually(() => window.waiting === 1)
+        yield* Fiber.interrupt(interrupted)
+        assert.strictEqual(window.waiting, 0)
+        const grow = yield* Effect.forkChild(elastic.resize(2))
+        yield* eventually(() => elastic.stats().active === 2)
+        // Held in the lane of the moving key: one times out, one is interrupted.
+        const heldTimedOut = yield* Effect.flip(redis.execute(["RPUSH", key, "lane-timeout"], { timeout: 100 }))
+        const heldBefore = elastic.stats().held
+        const heldInterrupted = yield* Effect.forkChild(redis.execute(["RPUSH", key, "lane-interrupt"]))
+        yield* eventually(() => elastic.stats().held > heldBefore)
+        yield* Fiber.interrupt(heldInterrupted)
+        const next = yield* Effect.forkChild(redis.execute(["RPUSH", key, "next"]))
+        proxy.release(1)
+        assert.strictEqual(yield* Fiber.join(next), 2)
+        yield* Fiber.join(grow)
+        assert.strictEqual(yield* first.await, 1)
+        for (const [error, waitedFor] of [
+          [timedOut, "no room in the window"],
+          [heldTimedOut, "its key was moving to another engine"]
+        ] as const) {
+          assert.strictEqual(error.reason._tag, "Timeout")
+          if (error.reason._tag === "Timeout") assert.isFalse(error.reason.written)
+          assert.include(error.message, waitedFor)
+        }
+        const list = (yield* redis.execute(["LRANGE", key, 0, -1])) as Array<Uint8Array>
+        assert.deepStrictEqual(list.map(text), ["first", "next"])
+        for (const engine of elastic.engines()) assert.strictEqual(engine.window.inUse, 0)
+      })
   )
 
   it.effect("retiring an engine that owes replies: they arrive, and the key's next commands wait for them", () =>

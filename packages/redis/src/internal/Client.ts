@@ -102,28 +102,30 @@ const engineExecute = (
     engine.start(new Request<Reply>([command], false, 1, timeout, reportedTimeout), resume)
   )
 
-/** Sends a checked, contiguous batch on an engine; replies include error replies as values. */
+/**
+ * Sends a checked, contiguous batch on an engine; replies include error replies as values.
+ * The batch takes its place on the engine when this is called (in the step that routed it).
+ */
 const enginePipeline = (
   engine: Lane,
   commands: ReadonlyArray<Command>,
   timeout: number,
   reportedTimeout?: number
-): Effect.Effect<ReadonlyArray<Reply>, RedisError> =>
-  Effect.suspend(() => {
-    if (commands.length === 0) return Effect.succeed([])
-    if (commands.length > engine.window.size) {
-      return Effect.fail(
-        new RedisError({
-          reason: new BatchTooLarge({
-            commands: commands.length,
-            window: engine.window.size,
-            message: `a batch of ${commands.length} commands can never be admitted: the window is ${engine.window.size}`
-          })
+): Effect.Effect<ReadonlyArray<Reply>, RedisError> => {
+  if (commands.length === 0) return Effect.succeed([])
+  if (commands.length > engine.window.size) {
+    return Effect.fail(
+      new RedisError({
+        reason: new BatchTooLarge({
+          commands: commands.length,
+          window: engine.window.size,
+          message: `a batch of ${commands.length} commands can never be admitted: the window is ${engine.window.size}`
         })
-      )
-    }
-    return engine.run(new Request<ReadonlyArray<Reply>>(commands, true, commands.length, timeout, reportedTimeout))
-  })
+      })
+    )
+  }
+  return engine.run(new Request<ReadonlyArray<Reply>>(commands, true, commands.length, timeout, reportedTimeout))
+}
 
 /** The buffer bounds of a streamed command, or why they are invalid. */
 const streamLimits = (options: StreamOptions | undefined) => {
@@ -142,13 +144,14 @@ const streamLimits = (options: StreamOptions | undefined) => {
 
 /**
  * Streams a checked command's reply on the engine `acquire` gives (in the stream's scope),
- * with what is left of the command's `timeout` after waiting for it. `release`, when given,
- * is called once the engine owes nothing more for the command (its reply ended, failed, or
- * it was never sent): a pooled borrow ends there, not when the consumer finishes, so a call
- * the consumer makes meanwhile (a schema lookup) can borrow it.
+ * with what is left of the command's `timeout` after waiting for it, or on the lane a router
+ * picks (`acquire` a function: routed in the step that admits it, with the whole timeout).
+ * `release`, when given, is called once the engine owes nothing more for the command (its
+ * reply ended, failed, or it was never sent): a pooled borrow ends there, not when the
+ * consumer finishes, so a call the consumer makes meanwhile (a schema lookup) can borrow it.
  */
 const engineStream = (
-  acquire: Effect.Effect<readonly [lane: Lane, left: number], RedisError, Scope.Scope>,
+  acquire: Effect.Effect<readonly [lane: Lane, left: number], RedisError, Scope.Scope> | (() => Lane),
   command: Command,
   timeout: number,
   options: StreamOptions | undefined,
@@ -160,7 +163,9 @@ const engineStream = (
         const limits = streamLimits(options)
         if (limits instanceof RedisError) return yield* limits
         // The lane, and what is left of the timeout after waiting for it (a pooled borrow).
-        const [engine, left] = yield* Scope.provide(acquire, scope)
+        const [engine, left] = Effect.isEffect(acquire)
+          ? yield* Scope.provide(acquire, scope)
+          : ([acquire(), timeout] as const)
         const request = new Request<any>([command], false, 1, left, timeout)
         const stream = new ReplyStream(engine, request, limits)
         if (release !== undefined) yield* release(Deferred.await(stream.finished))
@@ -493,8 +498,8 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
               options
             )
           }
-          const engine = router.forCommand(command, options?.readOnly === true)
-          return engineStream(Effect.succeed([engine, timeout] as const), command, timeout, options)
+          const readOnly = options?.readOnly === true
+          return engineStream(() => router.forCommand(command, readOnly), command, timeout, options)
         })
       ),
     withExclusive: exclusive

@@ -11,8 +11,12 @@
  *   later command of the same key must not overtake them on the new socket. So a move is a
  *   drain: a PING is sent on every engine that gives slots away (its reply means everything
  *   admitted there before it has been answered), and until then the moving slots' new
- *   commands wait in a lane, in order; once every PING is back, the lane admits them to the
- *   new engine one after the other, then steps aside. Other slots are never held.
+ *   commands wait in a lane, in order; once every PING is back, the lane places them in the
+ *   new engine's queue in that order, then steps aside. Other slots are never held.
+ * - A command takes its place on its engine (or in its lane) in the same synchronous step that
+ *   routes it, even when the engine's window is full (`Engine.admit`): so the drain PING comes
+ *   after every command routed to the old engine before the move, whenever their callers'
+ *   fibers next run.
  *
  * @internal
  */
@@ -90,26 +94,26 @@ export const slotTable = (buckets: number): Uint16Array => {
 }
 
 interface Turn {
-  granted: boolean
+  readonly request: Request<any>
+  /** The target's admission of the request, once the lane has placed it there. */
+  admitted: Effect.Effect<void, RedisError> | undefined
+  /** Its caller stopped waiting (timed out or interrupted) before the lane opened. */
   passed: boolean
   resume: ((effect: Effect.Effect<void>) => void) | undefined
 }
 
 /**
- * Where the commands of moving slots go while their old engines drain: they queue here in
- * order and, once the lane opens, are admitted to `target` one after the other (each after
- * the one before it holds its place in the target's queue). Once empty and open it passes
- * everything straight through.
+ * Where the commands of moving slots go while their old engines drain: each takes its turn
+ * here when it is routed (not when its caller's fiber next runs) and, once the lane opens, all
+ * are placed in `target`'s queue in that order in one synchronous step (`Engine.admit` takes
+ * a request's place when called, even with a full window). The lane then passes everything
+ * straight through.
  */
 class HeldLane implements Lane {
   readonly target: Engine
   readonly window: FullDuplexWindow
   private open = false
   private turns: Array<Turn> = []
-  private head = 0
-  private current: Turn | undefined = undefined
-  /** Done once open with nothing queued: routing may then skip the lane. */
-  readonly drained: Deferred.Deferred<void> = Deferred.makeUnsafe()
   private readonly onHeld: () => void
 
   constructor(target: Engine, onHeld: () => void) {
@@ -118,68 +122,49 @@ class HeldLane implements Lane {
     this.onHeld = onHeld
   }
 
-  private get free(): boolean {
-    return this.open && this.current === undefined && this.head === this.turns.length
-  }
-
   /** Every engine that gave slots away has answered what it owed before the move. */
   openUp(): void {
     this.open = true
-    this.advance()
-  }
-
-  private advance(): void {
-    if (!this.open || this.current !== undefined) return
-    while (this.head < this.turns.length) {
-      const turn = this.turns[this.head++]
-      if (turn.passed) continue
-      this.current = turn
-      turn.granted = true
+    const turns = this.turns
+    this.turns = []
+    // Every place is taken before any caller resumes: a resumed caller's next command comes after them all.
+    for (const turn of turns) if (!turn.passed) turn.admitted = this.target.admit(turn.request)
+    for (const turn of turns) {
       const resume = turn.resume
       turn.resume = undefined
       resume?.(Effect.void)
-      return
     }
-    this.turns = []
-    this.head = 0
-    Deferred.doneUnsafe(this.drained, Exit.void)
   }
 
   private pass(turn: Turn): void {
-    if (turn.passed) return
     turn.passed = true
     turn.resume = undefined
-    if (this.current === turn) {
-      this.current = undefined
-      this.advance()
-    }
+    // Placed just as its wait ended: its caller is gone, so it is never sent.
+    if (turn.admitted !== undefined) this.target.abandon(turn.request)
   }
 
   admit(request: Request<any>): Effect.Effect<void, RedisError> {
-    return Effect.suspend(() => {
-      if (this.free) return this.target.admit(request)
-      this.onHeld()
-      const turn: Turn = { granted: false, passed: false, resume: undefined }
-      this.turns.push(turn)
-      const wait = Effect.callback<void>((resume) => {
-        if (turn.granted) return resume(Effect.void)
-        turn.resume = resume
+    if (this.open) return this.target.admit(request)
+    this.onHeld()
+    const turn: Turn = { request, admitted: undefined, passed: false, resume: undefined }
+    this.turns.push(turn)
+    const wait = Effect.callback<void>((resume) => {
+      if (turn.admitted !== undefined) return resume(Effect.void)
+      turn.resume = resume
+      return Effect.sync(() => {
+        turn.resume = undefined
       })
-      const waited = boundUnsentWait(
-        wait,
-        request,
-        `its key was moving to another engine of ${this.target.options.target} and the commands before it were not answered`
-      )
-      // Whatever happens (admitted, refused, timed out, interrupted), the next one gets its turn.
-      // `Engine.admit` admits when called, so it is called only once the turn has come.
-      return Effect.ensuring(
-        Effect.andThen(
-          waited,
-          Effect.suspend(() => this.target.admit(request))
-        ),
-        Effect.sync(() => this.pass(turn))
-      )
     })
+    const waited = boundUnsentWait(
+      wait,
+      request,
+      `its key was moving to another engine of ${this.target.options.target} and the commands before it were not answered`
+    )
+    // Timed out or interrupted before its turn: the lane skips it.
+    return Effect.andThen(
+      Effect.onError(waited, () => Effect.sync(() => this.pass(turn))),
+      Effect.suspend(() => turn.admitted!)
+    )
   }
 
   run<A>(request: Request<A>): Effect.Effect<A, RedisError> {
@@ -192,7 +177,8 @@ class HeldLane implements Lane {
     request: Request<A>,
     resume: (effect: Effect.Effect<A, RedisError>) => void
   ): Effect.Effect<void> | undefined {
-    if (this.free) return this.target.start(request, resume)
+    if (this.open) return this.target.start(request, resume)
+    // `admit` takes the turn now, in this synchronous step.
     resume(this.run(request))
     return undefined
   }
@@ -378,8 +364,9 @@ export const make = Effect.fnUntraced(function* (
       engines = nextEngines
       refreshOnly()
       yield* Effect.forEach(sources, drain, { concurrency: "unbounded", discard: true })
+      // The held commands take their places in their new engines, in order; the lanes then pass
+      // everything through, so routing may skip them from the same step on.
       for (const lane of lanes.values()) lane.openUp()
-      yield* Effect.forEach(lanes.values(), (lane) => Deferred.await(lane.drained), { discard: true })
       holding = undefined
       refreshOnly()
       migrations++

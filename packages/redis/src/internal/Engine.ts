@@ -776,7 +776,13 @@ export class Engine {
     this.offlineSince = undefined
   }
 
-  /** Admits a request: window permits, then the queue. Fails only with a refusal or a timeout. */
+  /**
+   * Admits a request: window permits, then the queue. Fails only with a refusal or a timeout.
+   * The request takes its place when this is called, not when the effect runs: with room it is
+   * queued at once, and with a full window it joins the window's queue at once, so a request
+   * admitted after this call (a key move's drain `PING`) is never sent before it, however late
+   * the caller's fiber runs.
+   */
   admit(request: AnyRequest): Effect.Effect<void, RedisError> {
     const refusal = this.refusal()
     if (refusal !== undefined) return Effect.fail(refusal)
@@ -786,8 +792,10 @@ export class Engine {
       return Effect.void
     }
     this.metrics?.windowWait()
+    const reservation = this.window.reserve(request.permits, () => this.enqueue(request))
     return boundUnsentWait(
-      this.window.admit(request.permits, () => this.enqueue(request)),
+      // Granted just as the wait ended (timeout or interruption): it is queued, so it is abandoned.
+      this.window.awaitGrant(reservation, () => this.abandon(request)),
       request,
       `no room in the window of ${this.options.target} (${this.window.size} commands in flight)`
     )
@@ -917,9 +925,9 @@ export class Engine {
 
   /**
    * The callback path of one call (`Effect.callback`): when the window has room the request
-   * is admitted now and the reader resumes the caller directly (no Deferred); otherwise the
-   * caller waits for room (bounded by the timeout). Returns the canceller: an interrupted
-   * caller's unwritten command is never sent.
+   * is admitted now and the reader resumes the caller directly (no Deferred); otherwise it
+   * takes its place in the window's queue now (`admit`) and the caller waits for room (bounded
+   * by the timeout). Returns the canceller: an interrupted caller's unwritten command is never sent.
    */
   start<A>(
     request: Request<A>,

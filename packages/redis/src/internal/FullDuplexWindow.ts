@@ -13,10 +13,23 @@
  */
 import * as Effect from "effect/Effect"
 
-interface Waiter {
+/**
+ * A caller's place in the queue for permits, taken when it is made (`reserve`): whoever asks
+ * later is served after it, whenever its caller's fiber next runs.
+ *
+ * @internal
+ */
+export class Reservation {
   readonly permits: number
   readonly onGrant: () => void
-  resume: ((effect: Effect.Effect<void>) => void) | undefined
+  granted = false
+  /** Left the queue without taking anything. */
+  cancelled = false
+  resume: ((effect: Effect.Effect<void>) => void) | undefined = undefined
+  constructor(permits: number, onGrant: () => void) {
+    this.permits = permits
+    this.onGrant = onGrant
+  }
 }
 
 /**
@@ -27,7 +40,7 @@ export class FullDuplexWindow {
   /** Total permits. */
   readonly size: number
   private taken = 0
-  private readonly waiters: Array<Waiter> = []
+  private readonly waiters: Array<Reservation> = []
   private waitersHead = 0
   private onIdle: (() => void) | undefined = undefined
 
@@ -55,27 +68,34 @@ export class FullDuplexWindow {
   }
 
   /**
-   * Waits for `n` permits, then runs `onGrant` synchronously at the moment they are
-   * granted, so no interruption can fall between taking the permits and handing the
-   * request over (the permits then belong to whoever disposes of the request).
-   * Interrupted while waiting, it takes nothing.
+   * Queues for `n` permits now (the caller found no room with `tryTake`); `onGrant` runs
+   * synchronously at the moment they are granted, so no interruption can fall between taking
+   * the permits and handing the request over (the permits then belong to whoever disposes of
+   * the request). Taking the place at once, not when the caller's fiber next runs, is what
+   * keeps the engine's order the order in which requests were handed to it.
    */
-  admit(n: number, onGrant: () => void): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      if (this.tryTake(n)) {
-        onGrant()
-        return Effect.void
-      }
-      return Effect.callback<void>((resume) => {
-        const waiter: Waiter = { permits: n, onGrant, resume }
-        this.waiters.push(waiter)
-        return Effect.sync(() => {
-          if (waiter.resume === undefined) return
-          // Interrupted while waiting: leave the queue without taking anything.
-          waiter.resume = undefined
-          this.compact()
-          this.wake()
-        })
+  reserve(n: number, onGrant: () => void): Reservation {
+    const reservation = new Reservation(n, onGrant)
+    this.waiters.push(reservation)
+    return reservation
+  }
+
+  /**
+   * Waits until `reservation` is granted. Interrupted before, it leaves the queue without
+   * taking anything; interrupted when already granted (at the same moment), `onLate` runs.
+   */
+  awaitGrant(reservation: Reservation, onLate: () => void): Effect.Effect<void> {
+    if (reservation.granted) return Effect.void
+    return Effect.callback<void>((resume) => {
+      if (reservation.granted) return resume(Effect.void)
+      reservation.resume = resume
+      return Effect.sync(() => {
+        reservation.resume = undefined
+        if (reservation.granted) return onLate()
+        if (reservation.cancelled) return
+        reservation.cancelled = true
+        this.compact()
+        this.wake()
       })
     })
   }
@@ -98,7 +118,7 @@ export class FullDuplexWindow {
   })
 
   private compact(): void {
-    while (this.waitersHead < this.waiters.length && this.waiters[this.waitersHead].resume === undefined) {
+    while (this.waitersHead < this.waiters.length && this.waiters[this.waitersHead].cancelled) {
       this.waitersHead++
     }
     if (this.waitersHead === this.waiters.length) {
@@ -114,17 +134,18 @@ export class FullDuplexWindow {
     this.compact()
     while (this.waitersHead < this.waiters.length) {
       const waiter = this.waiters[this.waitersHead]
-      if (waiter.resume === undefined) {
+      if (waiter.cancelled) {
         this.waitersHead++
         continue
       }
       if (this.size - this.taken < waiter.permits) break
       this.taken += waiter.permits
+      waiter.granted = true
       const resume = waiter.resume
       waiter.resume = undefined
       this.waitersHead++
       waiter.onGrant()
-      resume(Effect.void)
+      resume?.(Effect.void)
     }
     this.compact()
   }
