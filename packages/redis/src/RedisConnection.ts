@@ -842,7 +842,10 @@ const makeReplicated = Effect.fnUntraced(function* (
  * concurrent redirections. `ASK` sends it once to the importing node after `ASKING`. A lost
  * node refreshes the map; a command never sent goes to the new owner, a written one is never
  * re-sent. `executeStreamed` (the graph client's rows) streams from the slot's node and
- * follows these the same way while no part was handed over yet. Pipelines are split per node
+ * follows these the same way while no part was handed over yet. `submit` goes to the node's
+ * own `submit` (per-key order kept while the slot stays put) and its future follows these the
+ * same way, settling with the right node's reply; during a reshard, un-awaited submitted
+ * commands of the moving slot may run out of submit order (see the README). Pipelines are split per node
  * and their replies put back in order. `GRAPH.LIST` is asked of every primary; other keyless commands go to one node. With `readPreference`
  * `"replica"` / `"preferReplica"`, read-only commands go to a replica of their slot (its
  * connections send `READONLY`); writes always go to the primary.

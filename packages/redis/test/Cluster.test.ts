@@ -586,7 +586,7 @@ describe("cluster", { timeout: 120_000 }, () => {
 const bulkArrayBody = (values: ReadonlyArray<string>) => values.reduce((size, v) => size + bulk(v).length, 0)
 
 describe("cluster: streamed replies and submitted commands follow redirections", { timeout: 120_000 }, () => {
-  it.live("MOVED and ASK followed by executeStreamed: rows handed over while the reply is read", () =>
+  it.live("MOVED and ASK followed by executeStreamed (rows handed over while the reply is read) and by submit", () =>
     Effect.gen(function* () {
       const { servers, admins } = yield* clusterOf(0)
       const seed = `127.0.0.1:${servers[0]!.port}`
@@ -704,9 +704,49 @@ describe("cluster: streamed replies and submitted commands follow redirections",
         assert.strictEqual((yield* stat(migration.to, "cmdstat_asking.calls")) - askingBefore, 1, "one ASKING")
         assert.isAbove(asked.inHandWhenPaused, 0)
         assert.isBelow(asked.readWhenPaused, asked.total / 2)
+        // A submitted command meets the same ASK: its future resolves to the importing node's reply.
+        const askedLength = yield* redis.submit(["LLEN", askKey])
+        assert.strictEqual(Number(yield* askedLength.await), rows)
+        assert.strictEqual((yield* stat(migration.from, "errorstat_ASK.count")) - askBefore, 2, "a second ASK")
+        assert.strictEqual((yield* stat(migration.to, "cmdstat_asking.calls")) - askingBefore, 2, "a second ASKING")
         yield* endMove(migration)
+
+        // --- submit: MOVED followed, the future resolves to the new owner's reply
+        const tag = `{submit-${label}}`
+        assert.strictEqual(yield* redis.execute(["SET", `${tag}a`, "first"]), "OK")
+        const submitMove = yield* beginMove(tag, [`${tag}a`])
+        yield* endMove(submitMove)
+        const submitMovedBefore = yield* stat(submitMove.from, "errorstat_MOVED.count")
+        // Never awaited before it lands: the redirected write is sent again by the client itself.
+        const write = yield* redis.submit(["SET", `${tag}b`, "second"])
+        yield* until(
+          Effect.map(adminOf(submitMove.to).execute(["GET", `${tag}b`]), (value) => value !== null),
+          "the redirected write to land on the new owner"
+        )
+        assert.strictEqual(yield* write.await, "OK")
+        assert.strictEqual(yield* write.poll, "OK")
+        const read = yield* redis.submit(["GET", `${tag}a`])
+        assert.strictEqual(text(yield* read.await), "first")
+        assert.strictEqual(
+          (yield* stat(submitMove.from, "errorstat_MOVED.count")) - submitMovedBefore,
+          1,
+          "one MOVED: the map learned the move, the read went straight to the new owner"
+        )
+        assert.strictEqual(text(yield* adminOf(submitMove.to).execute(["GET", `${tag}b`])), "second")
+        // Per-key order of submitted commands, the slot staying put: 200 RPUSH never awaited in between.
+        if (label === "multiplexed") {
+          const pushes = yield* Effect.forEach(
+            Array.from({ length: 200 }, (_, i) => i),
+            (i) => redis.submit(["RPUSH", `${tag}order`, String(i)])
+          )
+          yield* Effect.forEach(pushes, (push) => push.await)
+          assert.deepStrictEqual(
+            ((yield* redis.execute(["LRANGE", `${tag}order`, "0", "-1"])) as ReadonlyArray<Reply>).map(text),
+            Array.from({ length: 200 }, (_, i) => String(i))
+          )
+        }
         console.log(
-          `cluster ${label}: streamed LRANGE of ${rows} rows (${moved.total} bytes) followed MOVED and ASK; paused with ${moved.inHandWhenPaused} / ${asked.inHandWhenPaused} rows in hand after ${moved.readWhenPaused} / ${asked.readWhenPaused} bytes read`
+          `cluster ${label}: streamed LRANGE of ${rows} rows (${moved.total} bytes) followed MOVED and ASK; submit followed MOVED and ASK; paused with ${moved.inHandWhenPaused} / ${asked.inHandWhenPaused} rows in hand after ${moved.readWhenPaused} / ${asked.readWhenPaused} bytes read`
         )
       }
     })

@@ -13,6 +13,7 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -21,6 +22,7 @@ import type {
   CommandOptions,
   ConnectionInfo,
   ExclusiveConnection,
+  Future,
   ReadPreference,
   RedisConnection,
   ReplyPart,
@@ -28,6 +30,7 @@ import type {
 } from "../RedisConnection.ts"
 import { CrossSlot, fromErrorReply, Offline, RedisError } from "../RedisError.ts"
 import type * as RedisOptions from "../RedisOptions.ts"
+import { FutureRequest, Request } from "./Engine.ts"
 import { hashSlot } from "./HashSlot.ts"
 import { refuseAll } from "./Client.ts"
 import * as ExecuteAll from "./ExecuteAll.ts"
@@ -174,6 +177,26 @@ const redirectionOf = (failure: RedisError, asked: HostPort) =>
     ? redirection(new ErrorReply(failure.reason.serverMessage), asked)
     : undefined
 
+/**
+ * The future of a command submitted on a cluster. It settles with the node's own outcome,
+ * unless `execute` would follow that (a `MOVED` / `ASK`, a command never sent): then with the
+ * outcome of the command sent again where it belongs (see `makeCluster`'s `following`). A
+ * request of its own that is never admitted anywhere: it only carries the outcome and the
+ * waiting faces of a `Future`.
+ */
+class ClusterFuture extends FutureRequest<Reply> {
+  /** The node's outcome is being followed: the command may be sent again. */
+  followed = false
+  private readonly first: Future<Reply>
+  constructor(command: Command, first: Future<Reply>) {
+    super([command], false, 0, Number.POSITIVE_INFINITY)
+    this.first = first
+  }
+  override get written(): boolean {
+    return this.followed || !(this.first instanceof Request) || this.first.written
+  }
+}
+
 /** A `Locator` of one fixed replica: its engines check `ROLE` and report whether they are online. */
 export type ReplicaLocator = RedisOptions.Locator & { readonly anyOnline: () => boolean }
 
@@ -218,6 +241,11 @@ const memo = <A>(scope: Scope.Scope, build: (address: HostPort) => Effect.Effect
  */
 export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSettings) {
   const scope = yield* Effect.scope
+  const context = yield* Effect.context<never>()
+  /** Runs `work` on a fiber of the client's scope (from a reply callback, outside any fiber). */
+  const fork = (work: Effect.Effect<void>): void => {
+    Fiber.runIn(Effect.runForkWith(context)(work), scope)
+  }
   const { seeds, connect, readPreference } = settings
   const nodes = memo(scope, (address) => Scope.provide(connect(address, undefined), scope))
   // Replica read clients; a replica that failed to connect is not tried again for a second.
@@ -672,6 +700,60 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
     })
   )
 
+  /** Calls `settled` once with `future`'s outcome. */
+  const whenSettled = (future: Future<Reply>, settled: (exit: Exit.Exit<Reply, RedisError>) => void): void => {
+    if (future instanceof Request) {
+      if (future.exit !== undefined) {
+        settled(future.exit)
+        return
+      }
+      if (future.resume === undefined) {
+        // Nobody waits for it yet (it was just submitted): the engine settles this directly, no fiber.
+        future.resume = (exit) => settled(exit as Exit.Exit<Reply, RedisError>)
+        return
+      }
+    }
+    fork(Effect.flatMap(Effect.exit(future.await), (exit) => Effect.sync(() => settled(exit))))
+  }
+
+  /** What `execute` follows after a failure (`recover`): a redirection, or a command never sent. */
+  const followed = (failure: RedisError): boolean =>
+    redirectionOf(failure, seeds[0]!) !== undefined ||
+    (!failure.written &&
+      (failure.reason._tag === "Offline" ||
+        failure.reason._tag === "ConnectionLost" ||
+        failure.reason._tag === "Timeout"))
+
+  /**
+   * The future of a command submitted on `first`'s node: settled with the node's outcome, or,
+   * when `execute` would follow it (a `MOVED` / `ASK`, a command never sent), at once followed
+   * the same way (on a fiber of the client: the command goes out again whether or not the
+   * future is awaited).
+   */
+  const following = (
+    first: Future<Reply>,
+    command: Command,
+    slot: number | undefined,
+    options: CommandOptions | undefined,
+    wanted: ReadPreference | undefined
+  ): Future<Reply> => {
+    const future = new ClusterFuture(command, first)
+    whenSettled(first, (exit) => {
+      const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
+      if (Option.isNone(failure) || !followed(failure.value)) {
+        future.complete(exit)
+        return
+      }
+      future.followed = true
+      fork(
+        Effect.flatMap(Effect.exit(recover(command, slot, options, wanted, failure.value)), (retried) =>
+          Effect.sync(() => future.complete(retried))
+        )
+      )
+    })
+    return future
+  }
+
   const service: Service = {
     info,
     execute,
@@ -690,7 +772,10 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
         const slot = commandSlot(command)
         if (slot instanceof RedisError) return Effect.fail(slot)
         const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
-        return Effect.flatMap(route(slot, wanted), (s) => s.submit(command, options))
+        // Straight to the node's own submit: per-key order is the node's while the slot stays put.
+        return Effect.flatMap(route(slot, wanted), (node) =>
+          Effect.map(node.submit(command, options), (first) => following(first, command, slot, options, wanted))
+        )
       }),
     pipeline,
     withExclusive: (use) => Effect.flatMap(anyNode(), (s) => s.withExclusive(use))
