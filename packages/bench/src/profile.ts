@@ -12,6 +12,8 @@
  * is started). Prints SET/s and this process's CPU µs per SET (user + system). `--count` adds
  * socket writes and data chunks per SET; `--alloc` adds the bytes allocated per SET (V8's
  * sampling heap profiler, short-lived objects included) and prints the top allocation sites.
+ * `--batch` sends batches instead of a sliding window (each caller `window` commands at once,
+ * awaited together: ours with `executeAll`, or `--batch=submits` with N submits and awaits).
  *
  * @since 0.1.0
  */
@@ -32,6 +34,7 @@ const seconds = Number(flag("seconds", "5"))
 const rounds = Number(flag("rounds", "1"))
 const client = flag("client", "ours")
 const portFlag = flag("port", "")
+const batchFlag = process.argv.includes("--batch") ? "executeAll" : flag("batch", "")
 
 // `--count`: socket writes and data chunks per operation (both directions of this process).
 const counting = process.argv.includes("--count")
@@ -102,12 +105,17 @@ const stopAllocations = (ops: number) =>
     for (const [site, bytes] of sites.slice(0, 25)) console.log(`  ${(bytes / ops).toFixed(1).padStart(8)}  ${site}`)
   })
 
-const cellOptions = { load: { callers, window }, op: "SET" as const, millis: seconds * 1000 }
+const cellOptions = {
+  load: { callers, window, batch: batchFlag !== "" },
+  op: "SET" as const,
+  millis: seconds * 1000,
+  batchFace: batchFlag === "submits" ? ("submits" as const) : ("executeAll" as const)
+}
 
 const report = (sample: Harness.Sample & { readonly cpuMicros: number }) =>
   Effect.sync(() =>
     console.log(
-      `${client} ${callers} × ${window}: ${Harness.formatRate(Harness.rate(sample))} SET/s, ` +
+      `${client} ${callers} × ${window}${batchFlag === "" ? "" : ` batches (${batchFlag})`}: ${Harness.formatRate(Harness.rate(sample))} SET/s, ` +
         `${Harness.formatMicros(Harness.cpuPerOp(sample))} µs CPU/op (${sample.ops} ops)` +
         (counting
           ? `, ${(sample.ops / writes).toFixed(1)} ops/write, ${(sample.ops / chunks).toFixed(1)} ops/chunk`

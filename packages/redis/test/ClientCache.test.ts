@@ -95,6 +95,12 @@ describe("client-side caching against redis-server", { timeout: 60_000 }, () => 
             const both = (yield* redis.execute(["MGET", "n", "m"])) as ReadonlyArray<Reply>
             assert.strictEqual(text(both[0]!), String(i))
           }
+          // A write sent with executeAll too: the next read sees it.
+          yield* redis.executeAll([
+            ["SET", "n", "batch"],
+            ["SET", "m", "other"]
+          ])
+          assert.strictEqual(text(yield* redis.execute(["GET", "n"])), "batch")
         })
       )
     )

@@ -16,7 +16,9 @@ import * as RedisOptions from "../src/RedisOptions.ts"
 import * as Client from "../src/internal/Client.ts"
 import type { Engine } from "../src/internal/Engine.ts"
 import type { RedisError } from "../src/RedisError.ts"
+import { slotTable } from "../src/internal/ElasticEngines.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
+import * as TcpProxy from "./fixtures/Proxy.ts"
 import { build, type Kind } from "./fixtures/Strategies.ts"
 import { until } from "./fixtures/Until.ts"
 
@@ -192,6 +194,60 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("execut
         )
       }
       assert.strictEqual(permitsInUse(engines), 0)
+    })
+  )
+
+  it.effect("self-sizing key routing: a batch with a moving key's commands waits for its old engine, in order", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      // The first engine's bytes are held back, so what it owes is surely owed when the key moves.
+      const proxy = yield* TcpProxy.make({ targetPort: server.port })
+      const resolved = yield* RedisOptions.resolve({ url: proxy.url })
+      const { service: redis, elastic } = yield* Client.makeSized(resolved, { min: 1, max: 2 }, "key", false)
+      const two = slotTable(2)
+      const keyOn = (engine: number, prefix: string) => {
+        for (let i = 0; ; i++)
+          if (two[CommandKeys.firstKeySlot(["GET", `${prefix}-${i}`])!] === engine) return `${prefix}-${i}`
+      }
+      const moving = keyOn(1, "all-moving")
+      const staying = keyOn(0, "all-staying")
+      yield* redis.executeAll([
+        ["DEL", moving],
+        ["DEL", staying]
+      ])
+      proxy.hold(1)
+      const before = []
+      for (let i = 0; i < 50; i++) before.push(yield* redis.submit(["RPUSH", moving, `before-${i}`]))
+      yield* until(
+        Effect.sync(() => proxy.heldBytes(1) > 0),
+        "the first engine's commands to be held"
+      )
+      const grow = yield* Effect.forkChild(elastic.resize(2))
+      yield* until(
+        Effect.sync(() => elastic.stats().active === 2),
+        "the second engine to take keys"
+      )
+      const commands: Array<Command> = []
+      for (let i = 0; i < 50; i++) commands.push(["RPUSH", moving, `after-${i}`], ["RPUSH", staying, i])
+      const call = yield* Effect.forkChild(redis.executeAll(commands), { startImmediately: true })
+      yield* until(
+        Effect.sync(() => elastic.stats().held > 0),
+        "the moving key's commands to wait in its lane"
+      )
+      proxy.release(1)
+      const first = yield* Effect.forEach(before, (future) => future.await)
+      const replies = yield* Fiber.join(call)
+      yield* Fiber.join(grow)
+      assert.deepStrictEqual(
+        first,
+        Array.from({ length: 50 }, (_, i) => i + 1)
+      )
+      assert.deepStrictEqual(replies, Array.from({ length: 50 }, (_, i) => [51 + i, i + 1]).flat())
+      const list = (yield* redis.execute(["LRANGE", moving, 0, -1])) as ReadonlyArray<Reply>
+      assert.deepStrictEqual(list.map(text), [
+        ...Array.from({ length: 50 }, (_, i) => `before-${i}`),
+        ...Array.from({ length: 50 }, (_, i) => `after-${i}`)
+      ])
     })
   )
 

@@ -31,6 +31,11 @@ describe("instrumentation", { timeout: 30_000 }, () => {
           ["GET", "k1"],
           ["GET", "k2"]
         ])
+        yield* redis.executeAll([
+          ["GET", "k1"],
+          ["GET", "k2"],
+          ["GET", "k3"]
+        ])
         const attributes = (operation: string) => ({ "db.operation.name": operation, "redis.strategy": "single" })
         const count = (operation: string) =>
           Effect.map(
@@ -41,6 +46,8 @@ describe("instrumentation", { timeout: 30_000 }, () => {
         assert.strictEqual(yield* count("GET"), 1)
         assert.strictEqual(yield* count("INCR"), 1)
         assert.strictEqual(yield* count("PIPELINE"), 1)
+        // One measurement for the batch, not one per command.
+        assert.strictEqual(yield* count("EXECUTE_ALL"), 1)
         const failed = yield* Metric.value(
           Metric.withAttributes(RedisInstrumentation.errors, { ...attributes("INCR"), "error.type": "Reply" })
         )
@@ -81,8 +88,16 @@ describe("instrumentation", { timeout: 30_000 }, () => {
             ["GET", "user:42"],
             ["INCR", "counter:9"]
           ])
+          yield* redis.executeAll([
+            ["GET", "user:42"],
+            ["INCR", "counter:9"],
+            ["GET", "user:42"]
+          ])
         }).pipe(Effect.provideService(Tracer.Tracer, tracer))
-        const [set, pipeline] = spans
+        const [set, pipeline, all] = spans
+        assert.strictEqual(all?.name, "EXECUTE_ALL")
+        assert.strictEqual(all?.attributes.get("db.operation.batch.size"), 3)
+        assert.strictEqual(all?.attributes.get("db.query.text"), "GET ?; INCR ?; GET ?")
         assert.strictEqual(set?.name, "SET")
         assert.strictEqual(set?.kind, "client")
         assert.deepStrictEqual(Object.fromEntries(set!.attributes), {

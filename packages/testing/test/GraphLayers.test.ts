@@ -195,8 +195,23 @@ describe("FalkorDBMock layers", () => {
         })
       )
       assert.deepStrictEqual(inTransaction, [[3], true])
+      // executeAll: graph commands answered by the mock, the others by RedisMock, results in order.
+      const all = yield* redis.executeAll(
+        [
+          ["INCR", "k"],
+          ["GRAPH.RO_QUERY", "g", "RETURN 1 AS one", "--compact"],
+          ["LPUSH", "k", "x"],
+          ["GRAPH.RO_QUERY", "g", "RETURN 2", "--compact"]
+        ],
+        { mode: "result" }
+      )
+      assert.deepStrictEqual(
+        all.map((result) => result._tag),
+        ["Success", "Success", "Failure", "Failure"]
+      )
+      assert.strictEqual(all[0]?._tag === "Success" && all[0].success, 4)
       const mock = yield* FalkorDBMock.FalkorDBMock
-      assert.strictEqual((yield* mock.calls).length, 2)
+      assert.strictEqual((yield* mock.calls).length, 4)
     }).pipe(
       Effect.provide(
         FalkorDBMock.layerFromRedis([{ query: "RETURN 1 AS one", rows: [{ one: 1 }] }]).pipe(

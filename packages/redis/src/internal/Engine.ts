@@ -99,11 +99,16 @@ export const commandName = (command: Command): string => {
   return argumentText(name).toUpperCase()
 }
 
+/** Where a refused command sits in its batch, for the message (built only on a refusal). */
+const batchPlace = (index: number | undefined): string =>
+  index === undefined ? "" : ` (command ${index} of the batch)`
+
 /** Checks arguments before admission, so an encoding failure never reaches the writer. */
 export const validateCommand = (command: Command, index?: number): RedisError | undefined => {
-  const where = index === undefined ? "" : ` (command ${index} of the batch)`
   if (!Array.isArray(command) || command.length === 0) {
-    return new RedisError({ reason: new InvalidArgument({ message: `a command needs at least its name${where}` }) })
+    return new RedisError({
+      reason: new InvalidArgument({ message: `a command needs at least its name${batchPlace(index)}` })
+    })
   }
   for (let i = 0; i < command.length; i++) {
     const argument: unknown = command[i]
@@ -115,14 +120,14 @@ export const validateCommand = (command: Command, index?: number): RedisError | 
         if (Number.isFinite(argument)) continue
         return new RedisError({
           reason: new InvalidArgument({
-            message: `argument ${i} of ${commandName(command)} is ${argument}, which cannot be sent${where}`
+            message: `argument ${i} of ${commandName(command)} is ${argument}, which cannot be sent${batchPlace(index)}`
           })
         })
       default:
         if (argument instanceof Uint8Array) continue
         return new RedisError({
           reason: new InvalidArgument({
-            message: `argument ${i} of ${commandName(command)} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array${where}`
+            message: `argument ${i} of ${commandName(command)} has type ${argument === null ? "null" : typeof argument}; expected string, number, bigint or Uint8Array${batchPlace(index)}`
           })
         })
     }
