@@ -5,12 +5,12 @@
  *
  * - Admission is synchronous while the window has room: each command goes to the lane its
  *   router picks (its first key's engine, or the least loaded one), in the array's order.
- * - Once a lane has no room (or is a lane that holds moving keys), that lane's later commands
- *   of the batch wait behind it, in order; the caller then admits the rest one by one as
- *   permits come back (a batch larger than the window goes out in pieces, never deadlocks:
- *   replies return permits without the caller). The waits for room are bounded together by
- *   the call's timeout: past it the commands not yet admitted fail with
- *   `Timeout { written: false }` and are never sent.
+ * - A command that finds no room (or a lane that holds a moving key) takes its place in the
+ *   window's queue at once, in order (`Lane.admit`); it is admitted when replies return
+ *   permits, without the caller (a batch larger than the window goes out in pieces, never
+ *   deadlocks). The caller waits for those admissions, bounded together by the call's
+ *   timeout: past it the commands not yet written fail with `Timeout { written: false }` and
+ *   are never sent.
  * - Each admitted command has its own timeout for its reply, swept by its engine as usual.
  * - An interrupted caller abandons every command: the unwritten ones are never sent, the
  *   written ones are owed (their late replies are read and dropped in position).
@@ -108,11 +108,15 @@ class Batch implements RequestGroup {
   remaining: number
   resume: ((effect: Effect.Effect<any, RedisError>) => void) | undefined = undefined
   readonly requests: Array<Request<Reply>>
-  /** The lane each request was admitted to (undefined while not admitted). */
+  /** The lane each request was handed to (undefined: refused, never handed over). */
   readonly lanes: Array<Lane | undefined>
   readonly results: boolean
-  /** Requests (by index) the caller admits one by one, in order, once the window has room. */
+  /**
+   * Requests (by index, in order) that took their place in a full window or a held lane: the
+   * caller waits for their admissions, `admissions[k]` being the k-th one's.
+   */
   rest: Array<number> | undefined = undefined
+  admissions: Array<Effect.Effect<void, RedisError>> | undefined = undefined
   constructor(size: number, results: boolean) {
     this.remaining = size
     this.requests = new Array(size)
@@ -153,18 +157,19 @@ class Batch implements RequestGroup {
     return Effect.succeed(replies)
   }
 
+  /** Request `i`'s caller is gone: unwritten, it is never sent (even if granted later); written, it is owed. */
+  abandonOne(i: number): void {
+    const lane = this.lanes[i]
+    const request = this.requests[i]!
+    if (lane === undefined || request.done) return
+    if (lane instanceof Engine) lane.abandon(request)
+    else abandonRequest(request)
+  }
+
   /** The caller is gone: unwritten commands are never sent, written ones are owed. */
   readonly abandon = (): void => {
     this.resume = undefined
-    this.rest = undefined
-    // Not yet admitted ones too: marked abandoned, a grant racing the interruption never sends them.
-    for (let i = 0; i < this.requests.length; i++) {
-      const lane = this.lanes[i]
-      const request = this.requests[i]!
-      if (lane === undefined || request.done) continue
-      if (lane instanceof Engine) lane.abandon(request)
-      else abandonRequest(request)
-    }
+    for (let i = 0; i < this.requests.length; i++) this.abandonOne(i)
   }
 
   /** Waits for the last request to settle (no wait when it already has). */
@@ -176,66 +181,51 @@ class Batch implements RequestGroup {
 }
 
 /**
- * Admits the commands of `batch` that `rest` names, one after the other (each lane's in
- * array order), waiting for window room; the waits are bounded together by `budget` ms.
+ * Waits, in order, for the admissions of the requests that found no room; the waits are
+ * bounded together by `budget` ms. Past it, each of them not yet written fails with
+ * `Timeout { written: false }` and is never sent (granted later, it is skipped); one already
+ * written keeps its own timeout.
  */
-const admitRest = (batch: Batch, budget: number, reportedTimeout: number): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const rest = batch.rest!
-    const deadline = budget === Number.POSITIVE_INFINITY ? budget : performance.now() + budget
-    let next = 0
-    const late = (): void => {
-      // Past the budget: what is not admitted is never sent.
-      const error = new RedisError({
-        reason: new Timeout({
-          written: false,
-          timeout: reportedTimeout,
-          message: `no room in the window within ${reportedTimeout} ms for ${rest.length - next} of the batch's commands; they were not sent`
-        })
-      })
-      for (; next < rest.length; next++) batch.requests[rest[next]!]!.complete(Exit.fail(error))
+const admitRest = (batch: Batch, budget: number, reportedTimeout: number): Effect.Effect<void> => {
+  const rest = batch.rest!
+  const admissions = batch.admissions!
+  let next = 0
+  const waitAll = Effect.gen(function* () {
+    for (; next < rest.length; next++) {
+      const request = batch.requests[rest[next]!]!
+      // Refused (closed, offline) or timed out on its own bound: that command's outcome.
+      yield* Effect.catch(admissions[next]!, (error) => Effect.sync(() => request.complete(Exit.fail(error))))
     }
-    const step: Effect.Effect<void> = Effect.suspend(() => {
-      if (next >= rest.length || batch.rest === undefined) return Effect.void
-      const index = rest[next]!
-      const request = batch.requests[index]!
-      const lane = batch.lanes[index]!
-      const left = deadline - performance.now()
-      if (left <= 0) {
-        late()
-        return Effect.void
-      }
-      const admitted =
-        deadline === Number.POSITIVE_INFINITY
-          ? lane.admit(request)
-          : Effect.timeoutOrElse(lane.admit(request), {
-              duration: left,
-              orElse: () => Effect.fail(undefined)
-            })
-      return Effect.matchEffect(admitted, {
-        onFailure: (error) => {
-          if (error === undefined) {
-            late()
-            return Effect.void
-          }
-          // Refused (closed, offline) or timed out on its own bound: that command's outcome.
+  })
+  if (budget === Number.POSITIVE_INFINITY) return waitAll
+  return Effect.timeoutOrElse(waitAll, {
+    duration: budget,
+    orElse: () =>
+      Effect.sync(() => {
+        const error = new RedisError({
+          reason: new Timeout({
+            written: false,
+            timeout: reportedTimeout,
+            message: `no room in the window within ${reportedTimeout} ms for ${rest.length - next} of the batch's commands; those not sent by then never will be`
+          })
+        })
+        for (; next < rest.length; next++) {
+          const index = rest[next]!
+          const request = batch.requests[index]!
+          if (request.done || request.written) continue
+          batch.abandonOne(index)
           request.complete(Exit.fail(error))
-          next++
-          return step
-        },
-        onSuccess: () => {
-          next++
-          return step
         }
       })
-    })
-    return step
   })
+}
 
 /**
  * Sends checked commands on the lanes `laneOf` picks and resumes the caller once, when
  * the last has settled. `timeout` is each command's (decoded once); `reportedTimeout` is what
- * errors name (a pooled call runs on what is left of its budget).
+ * errors name (a pooled call runs on what is left of its budget). Every command takes its
+ * place on its lane in this synchronous step, in the array's order, even when the lane's
+ * window is full (`Lane.admit` queues it at once), so nothing routed later overtakes it.
  */
 export const onLanes = (
   commands: ReadonlyArray<Command>,
@@ -247,7 +237,6 @@ export const onLanes = (
   Effect.callback<any, RedisError>((resume) => {
     const size = commands.length
     const batch = new Batch(size, results)
-    let blocked: Set<Lane> | undefined
     for (let i = 0; i < size; i++) {
       const command = commands[i]!
       const request = new Request<Reply>([command], false, 1, timeout, reportedTimeout)
@@ -255,24 +244,23 @@ export const onLanes = (
       batch.requests[i] = request
       const lane = laneOf(command)
       batch.lanes[i] = lane
-      if (blocked === undefined || !blocked.has(lane)) {
-        if (lane instanceof Engine) {
-          const refusal = lane.refusal()
-          if (refusal !== undefined) {
-            batch.lanes[i] = undefined
-            request.complete(Exit.fail(refusal))
-            continue
-          }
-          if (lane.window.tryTake(1)) {
-            if (lane.metrics !== undefined) request.startedAt = performance.now()
-            lane.enqueue(request)
-            continue
-          }
+      if (lane instanceof Engine) {
+        // The engine's own fast path, without an effect per command.
+        const refusal = lane.refusal()
+        if (refusal !== undefined) {
+          batch.lanes[i] = undefined
+          request.complete(Exit.fail(refusal))
+          continue
         }
-        // No room (or a lane that holds moving keys): this lane's later commands wait behind it.
-        ;(blocked ??= new Set()).add(lane)
+        if (lane.window.tryTake(1)) {
+          if (lane.metrics !== undefined) request.startedAt = performance.now()
+          lane.enqueue(request)
+          continue
+        }
       }
+      // A full window (or a lane holding a moving key): its place is taken now, the wait comes later.
       ;(batch.rest ??= []).push(i)
+      ;(batch.admissions ??= []).push(lane.admit(request))
     }
     if (batch.rest === undefined) {
       if (batch.remaining === 0) return resume(batch.outcome())
