@@ -39,7 +39,6 @@ import { FalkorError, fromRedis, fromServer } from "./FalkorError.ts"
 import type { Graph, Parameters, QueryResult } from "./Graph.ts"
 import { invalidArgument } from "./internal/errors.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
-import { Header } from "./Row.ts"
 
 /**
  * One query of a batch.
@@ -104,9 +103,7 @@ export const run = (
       if (reply instanceof ErrorReply) return yield* fromServer(reply.message, { graph: name, command })
       if (parts === undefined) return yield* invalidArgument("graph", "not a Graph made by FalkorDB.graph", name)
       const envelope = yield* QueryPath.parse(reply, name, command)
-      const header = new Header(envelope.columns)
-      const rows = yield* QueryPath.decodeRange(parts.schema, envelope, header, 0, envelope.rows.length, command)
-      return { header, columns: header.columns, rows, statistics: envelope.statistics }
+      return yield* QueryPath.decodeResult(parts.schema, envelope, command)
     })
 
   return Effect.gen(function* () {

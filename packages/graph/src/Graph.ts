@@ -32,6 +32,7 @@ import * as Measure from "./internal/Measure.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
 import * as QueryText from "./internal/QueryText.ts"
 import * as RowStream from "./internal/RowStream.ts"
+import * as Spans from "./internal/Spans.ts"
 import type { QueryCommand } from "./internal/QueryPath.ts"
 import { isOk, parseMemoryUsage, parsePlan, parseSlowlog } from "./internal/Replies.ts"
 import type { GraphSchema, SchemaCache } from "./internal/SchemaCache.ts"
@@ -425,23 +426,25 @@ const measure = <A, E, R>(
   rows?: (value: A) => number
 ): Effect.Effect<A, E, R> => (context.metrics ? Measure.measured(command, operation, effect, rows) : effect)
 
-/** `query` / `roQuery`: the whole result, every row decoded. */
+/**
+ * `query` / `roQuery`: the whole result, every row decoded, in a span when a tracer is
+ * installed (`internal/Spans`).
+ */
 const wholeResult = (context: Context, command: QueryCommand, spanName: string) => {
-  const run = Effect.fn(spanName, { attributes: queryAttributes(context, command) })(function* (
-    query: string | Cypher.Query,
-    parameters?: object,
-    options?: QueryOptions
-  ) {
-    yield* Effect.annotateCurrentSpan(textAttributes(context, query))
-    const envelope = yield* context.sender.send(command, query, parameters, options)
-    const header = new Header(envelope.columns)
-    const rows = yield* QueryPath.decodeRange(context.schema, envelope, header, 0, envelope.rows.length, command)
-    yield* Effect.annotateCurrentSpan({
-      "db.response.returned_rows": rows.length,
-      "falkordb.execution_time_ms": envelope.statistics.executionTimeMs ?? -1
-    })
-    return { header, columns: header.columns, rows, statistics: envelope.statistics } satisfies QueryResult
-  })
+  const attributes = queryAttributes(context, command)
+  const run = (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) =>
+    Spans.traced(
+      spanName,
+      () => ({ ...attributes, ...textAttributes(context, query) }),
+      () =>
+        Effect.flatMap(context.sender.send(command, query, parameters, options), (envelope) =>
+          QueryPath.decodeResult(context.schema, envelope, command)
+        ),
+      (result, span) => {
+        span.attribute("db.response.returned_rows", result.rows.length)
+        span.attribute("falkordb.execution_time_ms", result.statistics.executionTimeMs ?? -1)
+      }
+    )
   if (!context.metrics) return run
   const operation = command === "GRAPH.QUERY" ? "query" : "roQuery"
   return (query: string | Cypher.Query, parameters?: object, options?: QueryOptions) =>

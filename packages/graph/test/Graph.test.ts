@@ -202,6 +202,36 @@ describe("Graph", () => {
     )
   )
 
+  it.effect("statistics are read when asked for, yet a spread or JSON of the result shows them", () =>
+    withClient(
+      () => Effect.succeed(resp(`*3\n*1\n*2\n:1\n$3\none\n*1\n*1\n*2\n:3\n:1\n${stats}`)),
+      (db) =>
+        Effect.gen(function* () {
+          const result = yield* db.graph("g").roQuery("RETURN 1 AS one")
+          const copy = { ...result }
+          assert.deepStrictEqual(copy.statistics, result.statistics)
+          assert.strictEqual(result.statistics, result.statistics, "read once")
+          assert.strictEqual(copy.statistics.executionTimeMs, 0.067516)
+          assert.deepStrictEqual(JSON.parse(JSON.stringify(result)).statistics.entries, [
+            ["Cached execution", "0"],
+            ["Query internal execution time", "0.067516"]
+          ])
+        })
+    )
+  )
+
+  it.effect("a malformed statistic fails the query itself with Decode, not a later read", () =>
+    withClient(
+      () => Effect.succeed(resp("*1\n*2\n$19\nCached execution: 0\n:7\n")),
+      (db) =>
+        Effect.gen(function* () {
+          const error = yield* Effect.flip(db.graph("g").query("CREATE ()"))
+          assert.strictEqual(error.reason._tag, "Decode")
+          assert.include(error.message, "a statistic is not a string")
+        })
+    )
+  )
+
   it.effect("queryAs decodes rows by alias, node properties into a struct, failing per row with the column", () => {
     const node = (name: string) => `*2\n:8\n*3\n:0\n*1\n:0\n*1\n*3\n:0\n:2\n$${name.length}\n${name}\n`
     const rows = resp(

@@ -10,6 +10,7 @@ import * as Tracer from "effect/Tracer"
 import * as Stream from "effect/Stream"
 import { cypher } from "../src/Cypher.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
+import { resp, scripted } from "./helpers.ts"
 
 /** An in-memory tracer and the spans it made. */
 const recording = () => {
@@ -108,5 +109,60 @@ describe("graph spans", { timeout: 30_000 }, () => {
         }
       })
     )
+  )
+
+  // One row and the recorded statistics, answered in memory: the span's success annotations.
+  const oneRow = resp(
+    "*3\n*1\n*2\n:1\n$3\none\n*1\n*1\n*2\n:3\n:1\n*2\n$19\nCached execution: 0\n$52\nQuery internal execution time: 0.067516 milliseconds\n"
+  )
+
+  it.effect("a query's span carries its rows and execution time, ended, under the caller's span", () =>
+    Effect.gen(function* () {
+      const { spans, tracer } = recording()
+      const conn = scripted(() => Effect.succeed(oneRow))
+      const result = yield* Effect.gen(function* () {
+        const graph = (yield* FalkorDB.FalkorDB).graph("g")
+        return yield* graph.roQuery("RETURN 1 AS one").pipe(Effect.withSpan("outer"))
+      }).pipe(
+        Effect.provideService(Tracer.Tracer, tracer),
+        Effect.provide(FalkorDB.layerFromRedis),
+        Effect.provide(conn.layer)
+      )
+      assert.strictEqual(result.rows[0]!.get("one"), 1)
+      const span = spans.find((s) => s.name === "Graph.roQuery")
+      assert.isDefined(span, "a Graph.roQuery span")
+      assert.strictEqual(span!.status._tag, "Ended")
+      assert.strictEqual(span!.attributes.get("db.operation.name"), "GRAPH.RO_QUERY")
+      assert.strictEqual(span!.attributes.get("db.read_only"), true)
+      assert.strictEqual(span!.attributes.get("db.query.summary"), "RETURN")
+      assert.strictEqual(span!.attributes.get("db.response.returned_rows"), 1)
+      assert.strictEqual(span!.attributes.get("falkordb.execution_time_ms"), 0.067516)
+      const outer = spans.find((s) => s.name === "outer")!
+      assert.strictEqual(span!.parent._tag === "Some" ? span!.parent.value.spanId : undefined, outer.spanId)
+    })
+  )
+
+  it.effect("Effect.withTracerEnabled(false) turns the graph spans off, the tracer still installed", () =>
+    Effect.gen(function* () {
+      const { spans, tracer } = recording()
+      const conn = scripted(() => Effect.succeed(oneRow))
+      const result = yield* Effect.gen(function* () {
+        const graph = (yield* FalkorDB.FalkorDB).graph("g")
+        const off = yield* Effect.withTracerEnabled(graph.roQuery("RETURN 1 AS one"), false)
+        // The same handle, tracing on again: the switch is read per call.
+        yield* graph.query("RETURN 1 AS one")
+        return off
+      }).pipe(
+        Effect.provideService(Tracer.Tracer, tracer),
+        Effect.provide(FalkorDB.layerFromRedis),
+        Effect.provide(conn.layer)
+      )
+      assert.strictEqual(result.rows[0]!.get("one"), 1)
+      assert.strictEqual(result.statistics.executionTimeMs, 0.067516)
+      assert.deepStrictEqual(
+        spans.map((s) => s.name),
+        ["Graph.query"]
+      )
+    })
   )
 })

@@ -74,8 +74,19 @@ const isArray = (reply: Reply): reply is ReadonlyArray<Reply> => Array.isArray(r
 /**
  * Parses the statistics array.
  */
-export const parseStatistics = (reply: Reply): Statistics => {
+export const parseStatistics = (reply: Reply): Statistics => readStatistics(checkStatistics(reply))
+
+/** The statistics lines, checked: an array of strings (all that can be malformed in them). */
+const checkStatistics = (reply: Reply): ReadonlyArray<Uint8Array | string> => {
   if (!isArray(reply)) throw malformed("the statistics are not an array")
+  for (const item of reply) {
+    if (!(item instanceof Uint8Array) && typeof item !== "string") throw malformed("a statistic is not a string")
+  }
+  return reply as ReadonlyArray<Uint8Array | string>
+}
+
+/** Reads checked statistics lines: cannot fail. */
+const readStatistics = (lines: ReadonlyArray<Uint8Array | string>): Statistics => {
   const stats: Record<string, unknown> = {
     labelsAdded: 0,
     labelsRemoved: 0,
@@ -94,9 +105,8 @@ export const parseStatistics = (reply: Reply): Statistics => {
     graphVersion: undefined
   }
   const entries: Array<readonly [string, string]> = []
-  for (const item of reply) {
-    const line = text(item)
-    if (line === undefined) throw malformed("a statistic is not a string")
+  for (const item of lines) {
+    const line = text(item)!
     const colon = line.indexOf(": ")
     if (colon === -1) {
       // Unknown shape: kept, never fatal.
@@ -117,10 +127,38 @@ export const parseStatistics = (reply: Reply): Statistics => {
 }
 
 /**
+ * An envelope whose statistics are read when first asked for: most callers never look at
+ * them, and reading them (text of every line, splitting, numbers) is a good part of a small
+ * query's decoding. Their shape is checked at once, so a malformed reply still fails where it
+ * is parsed.
+ */
+class LazyEnvelope implements Envelope {
+  readonly columns: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<Reply>
+  private lines: ReadonlyArray<Uint8Array | string> | undefined
+  private read: Statistics | undefined
+  constructor(columns: ReadonlyArray<string>, rows: ReadonlyArray<Reply>, statistics: Reply) {
+    this.columns = columns
+    this.rows = rows
+    this.lines = checkStatistics(statistics)
+  }
+  get statistics(): Statistics {
+    if (this.read === undefined) {
+      this.read = readStatistics(this.lines!)
+      this.lines = undefined
+    }
+    return this.read
+  }
+}
+
+const noColumns: ReadonlyArray<string> = []
+const noRows: ReadonlyArray<Reply> = []
+
+/**
  * Parses the envelope: `[header, rows, stats]`, `[stats]` for queries without `RETURN`,
  * and the defensive `[header, stats]`. The schema-version mismatch shape
  * `[error, version]` becomes a `VersionMismatch` error; a legacy trailing error element
- * becomes the server error it carries.
+ * becomes the server error it carries. The statistics are read when first asked for.
  */
 export const parseEnvelope = (reply: Reply, graph: string, command: string): Envelope => {
   if (!isArray(reply)) {
@@ -139,14 +177,14 @@ export const parseEnvelope = (reply: Reply, graph: string, command: string): Env
   if (last instanceof ErrorReply) throw fromServer(last.message, { graph, command })
   switch (reply.length) {
     case 1:
-      return { columns: [], rows: [], statistics: parseStatistics(reply[0]!) }
+      return new LazyEnvelope(noColumns, noRows, reply[0]!)
     case 2:
-      return { columns: parseHeader(reply[0]!), rows: [], statistics: parseStatistics(reply[1]!) }
+      return new LazyEnvelope(parseHeader(reply[0]!), noRows, reply[1]!)
     case 3: {
       const columns = parseHeader(reply[0]!)
       const rows = reply[1]!
       if (!isArray(rows)) throw malformed("the rows are not an array")
-      return { columns, rows, statistics: parseStatistics(reply[2]!) }
+      return new LazyEnvelope(columns, rows, reply[2]!)
     }
     default:
       throw malformed(`a query reply has 1 to 3 elements, this one has ${reply.length}`)

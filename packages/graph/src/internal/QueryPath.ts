@@ -25,8 +25,8 @@ import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Cypher from "../Cypher.ts"
 import { decodeError, FalkorError, fromRedis, InvalidArgument, InvalidParameter } from "../FalkorError.ts"
-import type { GraphOptions, QueryOptions } from "../Graph.ts"
-import { type Header, Row } from "../Row.ts"
+import type { GraphOptions, QueryOptions, QueryResult } from "../Graph.ts"
+import { Header, Row } from "../Row.ts"
 import { decodeRow, type Envelope, isSchemaMiss, parseEnvelope } from "./CompactReply.ts"
 import type { GraphSchema } from "./SchemaCache.ts"
 
@@ -133,6 +133,30 @@ export const decodeRange = (
       }
     })
   return loop(from)
+}
+
+/**
+ * The whole result of a query reply: every row decoded. Its `statistics` are read from the
+ * envelope when first asked for (an own enumerable getter, so a spread or `JSON.stringify` of
+ * the result still shows them).
+ */
+export const decodeResult = (
+  schema: GraphSchema,
+  envelope: Envelope,
+  command: string
+): Effect.Effect<QueryResult, FalkorError> => {
+  const header = new Header(envelope.columns)
+  return Effect.map(
+    decodeRange(schema, envelope, header, 0, envelope.rows.length, command),
+    (rows): QueryResult => ({
+      header,
+      columns: header.columns,
+      rows,
+      get statistics() {
+        return envelope.statistics
+      }
+    })
+  )
 }
 
 const isMismatch = (reply: Reply): reply is readonly [ErrorReply, number | bigint] =>
