@@ -83,6 +83,8 @@ const STREAMED_ITEMS: Array<Reply> = []
 
 /** Short ASCII lines ("OK", "QUEUED") are built directly: far cheaper than a TextDecoder call. */
 const lineText = (buffer: Uint8Array, from: number, to: number): string => {
+  // "OK", the most common reply, is not built at all.
+  if (to - from === 2 && buffer[from] === 79 && buffer[from + 1] === 75) return "OK"
   if (to - from <= 32) {
     let out = ""
     for (let i = from; i < to; i++) {

@@ -64,6 +64,9 @@ const LOADING_MAX_DELAY = 100
 /** The fewest queued requests a caller writes itself under load (see `enqueue`). */
 const EAGER_MIN = 32
 
+/** The most common outcome (SET, and most writes), made once instead of once per reply. */
+const EXIT_OK: Exit.Exit<Reply, RedisError> = Exit.succeed("OK")
+
 /**
  * Bounds a wait that happens before a request is written by the request's own timeout: past
  * it the request fails with `Timeout { written: false }`, `waitedFor` saying what it waited for
@@ -316,8 +319,16 @@ class Connection {
   replies = 0
   /** When the last byte arrived, or when the oldest owed command was written if later. */
   lastByteAt = performance.now()
-  private settledRequests: Array<AnyRequest> = []
-  private settledReplies: Array<Reply> = []
+  /**
+   * What the chunk being decoded answered, in order: the first `settledCount` entries. The
+   * arrays are kept from chunk to chunk (their slots cleared once used), not made per chunk.
+   */
+  private settledRequests: Array<AnyRequest | undefined> = []
+  private settledReplies: Array<Reply | undefined> = []
+  private settledCount = 0
+  /** The other pair, while a chunk's pair is being woken (see `flushSettled`). */
+  private spareRequests: Array<AnyRequest | undefined> | undefined = []
+  private spareReplies: Array<Reply | undefined> | undefined = []
   private drainWaiter: (() => void) | undefined = undefined
   /** The streamed reply being read, if any (see `ReplyStream`). */
   private activeStream: ReplyStream | undefined = undefined
@@ -404,17 +415,22 @@ class Connection {
     this.replies++
     if (request.commands.length === 1) {
       this.inflight.shift()
-      this.settledRequests.push(request)
-      this.settledReplies.push(reply)
+      this.answered(request, reply)
       return
     }
     const replies = request.replies ?? (request.replies = [])
     replies.push(reply)
     if (replies.length === request.commands.length) {
       this.inflight.shift()
-      this.settledRequests.push(request)
-      this.settledReplies.push(reply)
+      this.answered(request, reply)
     }
+  }
+
+  /** Queues a request answered by the chunk being decoded, to be settled once it is through. */
+  private answered(request: AnyRequest, reply: Reply): void {
+    const at = this.settledCount++
+    this.settledRequests[at] = request
+    this.settledReplies[at] = reply
   }
 
   /** A streamed command is owed next: its array reply is streamed into its sink. */
@@ -431,8 +447,7 @@ class Connection {
     if (this.activeStream === stream) this.activeStream = undefined
     this.inflight.shift()
     this.replies++
-    this.settledRequests.push(request)
-    this.settledReplies.push(null)
+    this.answered(request, null)
   }
 
   /** Wakes `stream`'s consumer once the current chunk is decoded. */
@@ -475,24 +490,46 @@ class Connection {
    * futures) then finds its next replies already there and goes on without suspending again.
    */
   private flushSettled(): void {
-    const count = this.settledRequests.length
+    const count = this.settledCount
     if (count === 0) return
     const requests = this.settledRequests
     const replies = this.settledReplies
-    this.settledRequests = []
-    this.settledReplies = []
+    // The spare pair takes what arrives meanwhile (nothing should: replies come from the
+    // socket's data event, never from a woken caller), fresh arrays if it is itself in use.
+    this.settledRequests = this.spareRequests ?? []
+    this.settledReplies = this.spareReplies ?? []
+    this.spareRequests = undefined
+    this.spareReplies = undefined
+    this.settledCount = 0
     const engine = this.engine
     engine.replying = true
     engine.replyChunk = count
     engine.replyTime = this.lastByteAt
+    let cleared = false
     try {
       let settled = 0
       for (let i = 0; i < count; i++) {
-        if (engine.settle(requests[i], replies[i])) requests[settled++] = requests[i]
+        const request = requests[i]!
+        const reply = replies[i]!
+        replies[i] = undefined
+        requests[i] = undefined
+        if (engine.settle(request, reply)) requests[settled++] = request
       }
-      for (let i = 0; i < settled; i++) requests[i].notify()
+      for (let i = 0; i < settled; i++) {
+        const request = requests[i]!
+        requests[i] = undefined
+        request.notify()
+      }
+      cleared = true
     } finally {
       engine.replying = false
+      // Nothing is retained: if a step threw, what it left behind is cleared before reuse.
+      if (!cleared) {
+        requests.fill(undefined, 0, count)
+        replies.fill(undefined, 0, count)
+      }
+      this.spareRequests = requests
+      this.spareReplies = replies
     }
   }
 
@@ -980,7 +1017,7 @@ export class Engine {
     } else if (reply instanceof ErrorReply) {
       exit = Exit.fail(fromErrorReply(reply, commandName(request.commands[0])))
     } else {
-      exit = Exit.succeed(reply)
+      exit = reply === "OK" ? EXIT_OK : Exit.succeed(reply)
     }
     request.commands = EMPTY_COMMANDS
     request.replies = undefined
