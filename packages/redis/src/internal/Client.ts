@@ -185,7 +185,10 @@ const engineStream = (
  */
 const engineSubmit = (engine: Lane, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> => {
   const request = new FutureRequest<Reply>([command], false, 1, timeout)
-  return Effect.as(engine.admit(request), request)
+  const admitted = engine.admit(request)
+  // Admitted at once (the window had room): the future itself, without a step to map it.
+  if (Exit.isExit(admitted) && Exit.isSuccess(admitted)) return Exit.succeed(request)
+  return Effect.as(admitted, request)
 }
 
 /** Commands whose replies do not follow the one-request-one-reply rule: never sent by this client. */

@@ -242,7 +242,9 @@ export class Request<A = unknown> {
   /**
    * Waits for the outcome without cancelling the request. The first waiter takes the resume
    * slot (no Deferred); further concurrent waiters share a Deferred made on demand. Giving
-   * up the wait only frees the slot: the command stays on its way.
+   * up the wait does not cancel anything: the command stays on its way, and the slot is not
+   * even freed (no canceller to allocate per wait): resuming an interrupted wait is a no-op,
+   * and a later waiter takes the Deferred.
    */
   wait(): Effect.Effect<A, RedisError> {
     // Already settled (a window of futures finds most of its replies so): the outcome itself.
@@ -251,9 +253,6 @@ export class Request<A = unknown> {
       if (this.exit !== undefined) return resume(this.exit)
       if (this.resume !== undefined) return resume(Deferred.await(this.deferred))
       this.resume = resume
-      return Effect.sync(() => {
-        if (this.resume === resume) this.resume = undefined
-      })
     })
   }
 }
