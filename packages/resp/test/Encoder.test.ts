@@ -73,9 +73,22 @@ describe("Encoder", () => {
       ),
       { numRuns: 300 }
     )
-    // A batch larger than the reused scratch buffer, then a small one after it.
+    // Batches share a pool: what was handed out stays intact while later batches (a huge one
+    // that outgrows the pool included, and one that fails part-way) are encoded.
+    const small = encodeCommand(["SET", "a", "1"])
     const big = Array.from({ length: 3 }, (_, i) => ["SET", `k${i}`, "é".repeat(400_000 + i)])
-    assert.deepStrictEqual(Buffer.from(encodeCommands(big)), reference(big))
+    const bigBytes = encodeCommands(big)
+    assert.throws(() =>
+      encodeCommands([
+        ["SET", "x", "y".repeat(100_000)],
+        ["X", Number.NaN]
+      ])
+    )
+    const many = Array.from({ length: 5_000 }, (_, i) => ["SET", `key:${i}`, i])
+    const manyBytes = encodeCommands(many)
     assert.strictEqual(text(encodeCommand(["PING"])), "*1\r\n$4\r\nPING\r\n")
+    assert.strictEqual(text(small), "*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n")
+    assert.deepStrictEqual(Buffer.from(bigBytes), reference(big))
+    assert.deepStrictEqual(Buffer.from(manyBytes), reference(many))
   })
 })
