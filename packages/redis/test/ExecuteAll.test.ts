@@ -170,6 +170,50 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("execut
     })
   )
 
+  it.effect(
+    "commands that wait for the window keep the places the call took: a later command is not sent between them",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Embedded.EmbeddedServer
+        // The engine's bytes can be held back before the server, so its window of 1 stays full.
+        const proxy = yield* TcpProxy.make({ targetPort: server.port })
+        const { service: redis, engines } = yield* build("single", proxy.url, { window: 1 })
+        const window = engines[0]!.window
+        const key = "all-places"
+        yield* redis.execute(["DEL", key])
+        proxy.hold(1)
+        const first = yield* redis.submit(["RPUSH", key, "first"])
+        yield* until(
+          Effect.sync(() => proxy.heldBytes(1) > 0),
+          "the first command is held"
+        )
+        const batch = yield* Effect.forkChild(
+          redis.executeAll([
+            ["RPUSH", key, "a"],
+            ["RPUSH", key, "b"]
+          ])
+        )
+        yield* until(
+          Effect.sync(() => window.waiting > 0),
+          "the batch waits for the window"
+        )
+        // A command routed after the call (as a key move's drain PING would be) queues behind the whole batch.
+        const waiting = window.waiting
+        const later = yield* Effect.forkChild(redis.execute(["RPUSH", key, "later"]))
+        yield* until(
+          Effect.sync(() => window.waiting > waiting),
+          "the later command waits for the window"
+        )
+        proxy.release(1)
+        assert.deepStrictEqual(yield* Fiber.join(batch), [2, 3])
+        assert.strictEqual(yield* Fiber.join(later), 4)
+        assert.strictEqual(yield* first.await, 1)
+        const list = (yield* redis.execute(["LRANGE", key, 0, -1])) as ReadonlyArray<Reply>
+        assert.deepStrictEqual(list.map(text), ["first", "a", "b", "later"])
+        assert.strictEqual(permitsInUse(engines), 0)
+      })
+  )
+
   it.effect("key routing over 4 engines: one call spans engines, each key's commands in array order", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer
