@@ -172,6 +172,41 @@ describe("CompactReply", () => {
     assert.deepStrictEqual(stats.entries[1], ["Something new", "7"])
   })
 
+  it("reads every counter under its own name, a unit after the value, and no prototype name as a counter", () => {
+    const names = [
+      ["Labels added", "labelsAdded"],
+      ["Labels removed", "labelsRemoved"],
+      ["Nodes created", "nodesCreated"],
+      ["Nodes deleted", "nodesDeleted"],
+      ["Properties set", "propertiesSet"],
+      ["Properties removed", "propertiesRemoved"],
+      ["Relationships created", "relationshipsCreated"],
+      ["Relationships deleted", "relationshipsDeleted"],
+      ["Indices created", "indicesCreated"],
+      ["Indices deleted", "indicesDeleted"],
+      ["Constraints created", "constraintsCreated"],
+      ["Constraints deleted", "constraintsDeleted"]
+    ] as const
+    const lines = [
+      ...names.map(([name], i) => `${name}: ${i + 1}`),
+      "Query internal execution time: 1.5 milliseconds",
+      "Cached execution: 1",
+      "constructor: 5",
+      "no colon here"
+    ]
+    const stats = CompactReply.parseStatistics(lines.map((line) => new TextEncoder().encode(line)))
+    for (const [i, [, field]] of names.entries()) assert.strictEqual(stats[field], i + 1, field)
+    assert.strictEqual(stats.executionTimeMs, 1.5)
+    assert.isTrue(stats.cachedExecution)
+    assert.strictEqual(stats.graphVersion, undefined)
+    assert.deepStrictEqual(stats.entries.slice(-4), [
+      ["Query internal execution time", "1.5"],
+      ["Cached execution", "1"],
+      ["constructor", "5"],
+      ["no colon here", ""]
+    ])
+  })
+
   it("fails with a typed error naming row and column on unknown type codes and malformed payloads", () => {
     const header = "*3\n*2\n*2\n:1\n$1\na\n*2\n:1\n$1\nb\n"
     const bad = (cell: string) =>

@@ -41,23 +41,6 @@ export interface SchemaMiss {
 export const isSchemaMiss = (u: unknown): u is SchemaMiss =>
   typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SchemaMiss"
 
-type Counter = Exclude<keyof Statistics, "cachedExecution" | "executionTimeMs" | "graphVersion" | "entries">
-
-const counters: { readonly [name: string]: Counter } = {
-  "Labels added": "labelsAdded",
-  "Labels removed": "labelsRemoved",
-  "Nodes created": "nodesCreated",
-  "Nodes deleted": "nodesDeleted",
-  "Properties set": "propertiesSet",
-  "Properties removed": "propertiesRemoved",
-  "Relationships created": "relationshipsCreated",
-  "Relationships deleted": "relationshipsDeleted",
-  "Indices created": "indicesCreated",
-  "Indices deleted": "indicesDeleted",
-  "Constraints created": "constraintsCreated",
-  "Constraints deleted": "constraintsDeleted"
-}
-
 /**
  * The envelope of a query reply, rows still undecoded.
  */
@@ -85,52 +68,111 @@ const checkStatistics = (reply: Reply): ReadonlyArray<Uint8Array | string> => {
   return reply as ReadonlyArray<Uint8Array | string>
 }
 
-/** Reads checked statistics lines: cannot fail. */
+/**
+ * Reads checked statistics lines: cannot fail. Counters go to locals and the result is built
+ * once with a fixed shape (an object filled by computed keys turns into a slow dictionary).
+ */
 const readStatistics = (lines: ReadonlyArray<Uint8Array | string>): Statistics => {
-  const stats: Record<string, unknown> = {
-    labelsAdded: 0,
-    labelsRemoved: 0,
-    nodesCreated: 0,
-    nodesDeleted: 0,
-    propertiesSet: 0,
-    propertiesRemoved: 0,
-    relationshipsCreated: 0,
-    relationshipsDeleted: 0,
-    indicesCreated: 0,
-    indicesDeleted: 0,
-    constraintsCreated: 0,
-    constraintsDeleted: 0,
-    cachedExecution: false,
-    executionTimeMs: undefined,
-    graphVersion: undefined
-  }
-  const entries: Array<readonly [string, string]> = []
-  for (const item of lines) {
-    const line = text(item)!
+  let labelsAdded = 0
+  let labelsRemoved = 0
+  let nodesCreated = 0
+  let nodesDeleted = 0
+  let propertiesSet = 0
+  let propertiesRemoved = 0
+  let relationshipsCreated = 0
+  let relationshipsDeleted = 0
+  let indicesCreated = 0
+  let indicesDeleted = 0
+  let constraintsCreated = 0
+  let constraintsDeleted = 0
+  let cachedExecution = false
+  let executionTimeMs: number | undefined
+  let graphVersion: number | undefined
+  const entries: Array<readonly [string, string]> = new Array(lines.length)
+  for (let i = 0; i < lines.length; i++) {
+    const line = text(lines[i]!)!
     const colon = line.indexOf(": ")
     if (colon === -1) {
       // Unknown shape: kept, never fatal.
-      entries.push([line, ""])
+      entries[i] = [line, ""]
       continue
     }
     const name = line.slice(0, colon)
-    const value = line.slice(colon + 2).split(" ", 1)[0]!
-    entries.push([name, value])
-    const counter = counters[name]
-    if (counter !== undefined) stats[counter] = Number(value)
-    else if (name === "Cached execution") stats.cachedExecution = value === "1"
-    else if (name === "Query internal execution time") stats.executionTimeMs = Number(value)
-    else if (name === "Graph version") stats.graphVersion = Number(value)
+    // The value is the first token after ": " (a unit may follow).
+    const space = line.indexOf(" ", colon + 2)
+    const value = space === -1 ? line.slice(colon + 2) : line.slice(colon + 2, space)
+    entries[i] = [name, value]
+    switch (name) {
+      case "Labels added":
+        labelsAdded = Number(value)
+        break
+      case "Labels removed":
+        labelsRemoved = Number(value)
+        break
+      case "Nodes created":
+        nodesCreated = Number(value)
+        break
+      case "Nodes deleted":
+        nodesDeleted = Number(value)
+        break
+      case "Properties set":
+        propertiesSet = Number(value)
+        break
+      case "Properties removed":
+        propertiesRemoved = Number(value)
+        break
+      case "Relationships created":
+        relationshipsCreated = Number(value)
+        break
+      case "Relationships deleted":
+        relationshipsDeleted = Number(value)
+        break
+      case "Indices created":
+        indicesCreated = Number(value)
+        break
+      case "Indices deleted":
+        indicesDeleted = Number(value)
+        break
+      case "Constraints created":
+        constraintsCreated = Number(value)
+        break
+      case "Constraints deleted":
+        constraintsDeleted = Number(value)
+        break
+      case "Cached execution":
+        cachedExecution = value === "1"
+        break
+      case "Query internal execution time":
+        executionTimeMs = Number(value)
+        break
+      case "Graph version":
+        graphVersion = Number(value)
+        break
+    }
   }
-  stats.entries = entries
-  return stats as unknown as Statistics
+  return {
+    labelsAdded,
+    labelsRemoved,
+    nodesCreated,
+    nodesDeleted,
+    propertiesSet,
+    propertiesRemoved,
+    relationshipsCreated,
+    relationshipsDeleted,
+    indicesCreated,
+    indicesDeleted,
+    constraintsCreated,
+    constraintsDeleted,
+    cachedExecution,
+    executionTimeMs,
+    graphVersion,
+    entries
+  }
 }
 
 /**
- * An envelope whose statistics are read when first asked for: most callers never look at
- * them, and reading them (text of every line, splitting, numbers) is a good part of a small
- * query's decoding. Their shape is checked at once, so a malformed reply still fails where it
- * is parsed.
+ * An envelope whose statistics are read when first asked for (a stream of a whole reply never
+ * asks). Their shape is checked at once, so a malformed reply still fails where it is parsed.
  */
 class LazyEnvelope implements Envelope {
   readonly columns: ReadonlyArray<string>
