@@ -62,6 +62,25 @@ const startDescheduled = (lane: Client.Lane, command: Command): Effect.Effect<Re
   return handed!
 }
 
+/**
+ * A self-sizing client (key routing, 1 to 2 engines, windows of 1) through a proxy, with a key
+ * the second engine takes, and the first engine's window full: its one command (`first`, an
+ * RPUSH of the key) is held back before the server until `proxy.release(1)`, so the drain
+ * of a move waits for it.
+ */
+const oldEngineFull = (prefix: string) =>
+  Effect.gen(function* () {
+    const server = yield* Embedded.EmbeddedServer
+    const proxy = yield* TcpProxy.make({ targetPort: server.port })
+    const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false, { window: 1 })
+    const key = movingKey(prefix, 1, 2)
+    yield* redis.execute(["DEL", key])
+    proxy.hold(1)
+    const first = yield* redis.submit(["RPUSH", key, "first"])
+    yield* eventually(() => proxy.heldBytes(1) > 0)
+    return { redis, elastic, proxy, key, first }
+  })
+
 describe("sizing", () => {
   it.effect("connections: { min, max } is checked before anything connects", () =>
     Effect.gen(function* () {
@@ -310,15 +329,7 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("sizing 
     "a command routed to its key's old engine while that engine's window was full is answered before the key's next command",
     () =>
       Effect.gen(function* () {
-        const server = yield* Embedded.EmbeddedServer
-        // Connection 1's bytes can be held back before the server, so its window of 1 stays full.
-        const proxy = yield* TcpProxy.make({ targetPort: server.port })
-        const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false, { window: 1 })
-        const key = movingKey("full-window", 1, 2)
-        yield* redis.execute(["DEL", key])
-        proxy.hold(1)
-        const first = yield* redis.submit(["RPUSH", key, "first"])
-        yield* eventually(() => proxy.heldBytes(1) > 0)
+        const { redis, elastic, proxy, key, first } = yield* oldEngineFull("full-window")
         // Routed to connection 1 (full window) before the move; its caller's fiber runs only at the end.
         const command: Command = ["RPUSH", key, "routed"]
         const routed = startDescheduled(elastic.router.forCommand(command, false), command)
@@ -343,15 +354,7 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("sizing 
     "a moving key's commands leave the lane in the order they were routed, however late their callers run",
     () =>
       Effect.gen(function* () {
-        const server = yield* Embedded.EmbeddedServer
-        const proxy = yield* TcpProxy.make({ targetPort: server.port })
-        const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false, { window: 1 })
-        const key = movingKey("lane-order", 1, 2)
-        yield* redis.execute(["DEL", key])
-        // Connection 1 owes a command held before the server: the drain of the move waits for it.
-        proxy.hold(1)
-        const first = yield* redis.submit(["RPUSH", key, "first"])
-        yield* eventually(() => proxy.heldBytes(1) > 0)
+        const { redis, elastic, proxy, key, first } = yield* oldEngineFull("lane-order")
         const grow = yield* Effect.forkChild(elastic.resize(2))
         yield* eventually(() => elastic.stats().active === 2)
         // Routed into the lane first, its caller descheduled; a second caller routes after it.
@@ -374,14 +377,7 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("sizing 
     "a caller that times out or is interrupted while its place waits in a full window or in a lane is never sent",
     () =>
       Effect.gen(function* () {
-        const server = yield* Embedded.EmbeddedServer
-        const proxy = yield* TcpProxy.make({ targetPort: server.port })
-        const { service: redis, elastic } = yield* sized(proxy.url, { min: 1, max: 2 }, "key", false, { window: 1 })
-        const key = movingKey("gone", 1, 2)
-        yield* redis.execute(["DEL", key])
-        proxy.hold(1)
-        const first = yield* redis.submit(["RPUSH", key, "first"])
-        yield* eventually(() => proxy.heldBytes(1) > 0)
+        const { redis, elastic, proxy, key, first } = yield* oldEngineFull("gone")
         const window = elastic.engines()[0].window
         // Queued for the full window: one times out, one is interrupted.
         const timedOut = yield* Effect.flip(redis.execute(["RPUSH", key, "window-timeout"], { timeout: 100 }))
