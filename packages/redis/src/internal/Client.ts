@@ -186,8 +186,9 @@ const engineStream = (
 const engineSubmit = (engine: Lane, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> => {
   const request = new FutureRequest<Reply>([command], false, 1, timeout)
   const admitted = engine.admit(request)
-  // Admitted at once (the window had room): the future itself, without a step to map it.
-  if (Exit.isExit(admitted) && Exit.isSuccess(admitted)) return Exit.succeed(request)
+  // Admitted at once (`admit` says so with `Effect.void` itself): the future, without a step
+  // to map it (an identity check: `Exit.isExit` allocates its arguments here).
+  if (admitted === Effect.void) return Exit.succeed(request)
   return Effect.as(admitted, request)
 }
 
