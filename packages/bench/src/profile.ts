@@ -11,7 +11,8 @@
  * (node-redis with its per-command timeout off), `--port=` (an existing server; otherwise one
  * is started). Prints SET/s and this process's CPU µs per SET (user + system). `--count` adds
  * socket writes and data chunks per SET; `--alloc` adds the bytes allocated per SET (V8's
- * sampling heap profiler, short-lived objects included) and prints the top allocation sites.
+ * sampling heap profiler, short-lived objects included) and prints the top allocation sites
+ * (`--alloc-callers`: each with its caller; `--no-turbo-inlining` attributes them exactly).
  * `--batch` sends batches instead of a sliding window (each caller `window` commands at once,
  * awaited together: ours with `executeAll`, or `--batch=submits` with N submits and awaits).
  *
@@ -55,7 +56,8 @@ if (counting) {
 
 // `--alloc`: bytes allocated per operation, by sampling (every 1 KiB on average), collected
 // objects included: what the garbage collector has to sweep per SET, and where it comes from.
-const allocating = process.argv.includes("--alloc")
+const allocationCallers = process.argv.includes("--alloc-callers")
+const allocating = allocationCallers || process.argv.includes("--alloc")
 const session = allocating ? new Inspector.Session() : undefined
 session?.connect()
 const post = (method: string, params?: object): Promise<any> =>
@@ -73,16 +75,19 @@ interface SamplingNode {
 const allocationSites = (root: SamplingNode): { total: number; sites: Array<[string, number]> } => {
   const sites = new Map<string, number>()
   let total = 0
-  const visit = (node: SamplingNode) => {
+  const frameText = (node: SamplingNode) =>
+    `${node.callFrame.functionName || "(anonymous)"} ${node.callFrame.url.replace(/^.*\/(packages|node_modules)\//, "")}:${node.callFrame.lineNumber + 1}`
+  const visit = (node: SamplingNode, caller: SamplingNode | undefined) => {
     if (node.selfSize > 0) {
-      const frame = node.callFrame
-      const site = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*\/(packages|node_modules)\//, "")}:${frame.lineNumber + 1}`
+      // `--alloc-callers`: each site with the function that called it.
+      const site =
+        allocationCallers && caller !== undefined ? `${frameText(node)} < ${frameText(caller)}` : frameText(node)
       sites.set(site, (sites.get(site) ?? 0) + node.selfSize)
       total += node.selfSize
     }
-    for (const child of node.children) visit(child)
+    for (const child of node.children) visit(child, node)
   }
-  visit(root)
+  visit(root, undefined)
   return { total, sites: [...sites].sort((a, b) => b[1] - a[1]) }
 }
 
