@@ -442,6 +442,29 @@ export const isBlocking = (command: Command): boolean => (flagsOf(command) & BLO
 export const isConnectionState = (command: Command): boolean => (flagsOf(command) & STATE) !== 0
 
 /**
+ * How a connection shared with other callers must treat the command, from one table lookup
+ * (a connection layer asks this for every command): `"connectionState"` when it changes the
+ * state of its connection (see `isConnectionState`; it wins over blocking), `"blocking"` when
+ * it may wait on the server without bound (see `isBlocking`), otherwise `"shared"`.
+ *
+ * @example
+ * ```ts
+ * import * as CommandKeys from "@effect-falkordb/redis/CommandKeys"
+ *
+ * CommandKeys.sharing(["SET", "k", "v"]) // "shared"
+ * CommandKeys.sharing(["BLPOP", "queue", 0]) // "blocking"
+ * CommandKeys.sharing(["MULTI"]) // "connectionState"
+ * ```
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const sharing = (command: Command): "shared" | "blocking" | "connectionState" => {
+  const flags = flagsOf(command)
+  return (flags & STATE) !== 0 ? "connectionState" : (flags & BLOCKING) !== 0 ? "blocking" : "shared"
+}
+
+/**
  * The command changes no data and a read-only replica serves it: Redis' `readonly` commands
  * (GET, MGET, EXISTS, EVAL_RO …), harmless keyless ones (PING, INFO, CONFIG GET …) and FalkorDB's
  * GRAPH.RO_QUERY, GRAPH.LIST, GRAPH.INFO, GRAPH.MEMORY USAGE, GRAPH.SLOWLOG, GRAPH.CONFIG GET,

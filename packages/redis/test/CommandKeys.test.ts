@@ -107,6 +107,15 @@ describe("CommandKeys (table)", () => {
       ["GET", "k"]
     ]
     for (const command of notBlocking) assert.isFalse(CommandKeys.isBlocking(command), command.join(" "))
+    // `sharing` answers both questions with one lookup, and says what the two predicates say.
+    for (const command of blocking) assert.strictEqual(CommandKeys.sharing(command), "blocking", command.join(" "))
+    for (const command of notBlocking) {
+      const expected = CommandKeys.isConnectionState(command) ? "connectionState" : "shared"
+      assert.strictEqual(CommandKeys.sharing(command), expected, command.join(" "))
+    }
+    assert.strictEqual(CommandKeys.sharing(["SUBSCRIBE", "ch"]), "connectionState")
+    assert.strictEqual(CommandKeys.sharing(["client", "tracking", "on"]), "connectionState")
+    assert.strictEqual(CommandKeys.sharing(["GRAPH.QUERY", "g", "RETURN 1"]), "shared")
   })
 
   it("connection-state commands", () => {

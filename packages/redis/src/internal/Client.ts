@@ -400,11 +400,17 @@ export interface Router {
 const sharedService = (resolved: ResolvedOptions, router: Router, info: ConnectionInfo): Service => {
   const exclusive = withExclusive(resolved)
   const onExclusive = onExclusiveEngine(resolved)
-  const refusal = (command: Command): RedisError | undefined => {
+  /**
+   * Why the shared pipe refuses the command, or whether it blocks (it then needs a connection
+   * of its own): one table lookup per command.
+   */
+  const admission = (command: Command): RedisError | "blocking" | undefined => {
     const invalid = validateCommand(command)
     if (invalid !== undefined) return invalid
-    // Every unsupported command is also a connection-state one: one table lookup for the rest.
-    if (!CommandKeys.isConnectionState(command)) return undefined
+    const sharing = CommandKeys.sharing(command)
+    if (sharing === "shared") return undefined
+    if (sharing === "blocking") return sharing
+    // Every unsupported command is also a connection-state one.
     return unsupported(command) ?? notMultiplexable(command)
   }
   return {
@@ -412,9 +418,9 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
     // One Effect.callback per call: checks, routing and the hand-over to the engine all happen in it.
     execute: (command, options) =>
       Effect.callback<Reply, RedisError>((resume) => {
-        const refused = refusal(command)
-        if (refused !== undefined) return resume(Effect.fail(refused))
-        const blocking = CommandKeys.isBlocking(command)
+        const admitted = admission(command)
+        if (admitted instanceof RedisError) return resume(Effect.fail(admitted))
+        const blocking = admitted === "blocking"
         const timeout = callTimeout(blocking, options, resolved.commandTimeout)
         if (timeout instanceof RedisError) return resume(Effect.fail(timeout))
         if (blocking || outlastsStall(timeout, resolved)) {
@@ -425,9 +431,9 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
       }),
     submit: (command, options) =>
       Effect.suspend(() => {
-        const refused = refusal(command)
-        if (refused !== undefined) return Effect.fail(refused)
-        if (CommandKeys.isBlocking(command)) {
+        const admitted = admission(command)
+        if (admitted instanceof RedisError) return Effect.fail(admitted)
+        if (admitted === "blocking") {
           return Effect.fail(
             new RedisError({
               reason: new NotMultiplexable({
@@ -485,9 +491,9 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
     executeStreamed: (command, options) =>
       Stream.unwrap(
         Effect.sync(() => {
-          const refused = refusal(command)
-          if (refused !== undefined) return Stream.fail(refused)
-          const blocking = CommandKeys.isBlocking(command)
+          const admitted = admission(command)
+          if (admitted instanceof RedisError) return Stream.fail(admitted)
+          const blocking = admitted === "blocking"
           const timeout = callTimeout(blocking, options, resolved.commandTimeout)
           if (timeout instanceof RedisError) return Stream.fail(timeout)
           // Like execute: what must not ride the shared pipe gets a connection of its own.
