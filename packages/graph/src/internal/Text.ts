@@ -16,10 +16,11 @@ export const decodeUtf8 = (bytes: Uint8Array): string => utf8.decode(bytes)
 /** A bulk or simple string reply as text; `undefined` for anything else. */
 export const text = (reply: Reply): string | undefined => {
   if (reply instanceof Uint8Array) {
-    // Short ASCII payloads (most names and values) are built directly: a TextDecoder call
-    // costs far more than the copy for a few bytes.
+    // Very short ASCII payloads (many names and values) are built directly: a TextDecoder
+    // call costs more than the copy for a few bytes. From ~10 bytes on the decoder wins (the
+    // concatenated string must be flattened when first searched), so the cut is at 8.
     const length = reply.length
-    if (length <= 24) {
+    if (length <= 8) {
       let out = ""
       for (let i = 0; i < length; i++) {
         const byte = reply[i]!
