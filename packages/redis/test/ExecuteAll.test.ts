@@ -17,6 +17,7 @@ import * as Client from "../src/internal/Client.ts"
 import type { Engine } from "../src/internal/Engine.ts"
 import type { RedisError } from "../src/RedisError.ts"
 import { slotTable } from "../src/internal/ElasticEngines.ts"
+import * as Sentinel from "../src/internal/Sentinel.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
 import * as TcpProxy from "./fixtures/Proxy.ts"
 import { build, type Kind } from "./fixtures/Strategies.ts"
@@ -372,6 +373,34 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("execut
       assert.deepStrictEqual(received, ["ECHO answered", "GET never-0", "GET never-1", "GET never-2"])
       const failure = failureOf(yield* Effect.exit(redis.executeAll([["GET", "x"]], { timeout: "20 millis" })))
       assert.strictEqual(failure.reason._tag, "Timeout")
+    })
+  )
+
+  it.effect("read preference: one call's reads go to the replica side, its writes to the primary", () =>
+    Effect.gen(function* () {
+      // Two plain servers stand for the primary and a replica: where each command ran shows.
+      const primaryServer = yield* Embedded.make()
+      const replicaServer = yield* Embedded.make()
+      const { service: primary } = yield* build("single", primaryServer.url)
+      const { service: replica } = yield* build("single", replicaServer.url)
+      yield* primary.execute(["SET", "where", "primary"])
+      yield* replica.execute(["SET", "where", "replica"])
+      const router = yield* Sentinel.makeReadRouter(primary, Effect.succeed(replica), () => true, "replica")
+      const replies = yield* router.executeAll([
+        ["GET", "where"],
+        ["SET", "written", "1"],
+        ["GET", "where"],
+        ["INCR", "counter"]
+      ])
+      assert.deepStrictEqual(
+        [text(replies[0]), replies[1], text(replies[2]), replies[3]],
+        ["replica", "OK", "replica", 1]
+      )
+      assert.strictEqual(text(yield* primary.execute(["GET", "written"])), "1")
+      assert.isNull(yield* replica.execute(["GET", "written"]))
+      // The call's own preference: everything on the primary.
+      const onPrimary = yield* router.executeAll([["GET", "where"]], { readPreference: "primary" })
+      assert.strictEqual(text(onPrimary[0]), "primary")
     })
   )
 
