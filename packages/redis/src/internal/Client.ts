@@ -260,15 +260,16 @@ export const refuseAll = (
   if (invalid !== undefined) return invalid
   for (let i = 0; i < commands.length; i++) {
     const command = commands[i]
-    if (CommandKeys.isConnectionState(command)) return unsupported(command) ?? notMultiplexable(command)
-    if (CommandKeys.isBlocking(command)) {
-      return new RedisError({
-        reason: new NotMultiplexable({
-          command: commandName(command),
-          message: `${commandName(command)} (command ${i} of the batch) blocks its connection, so it cannot ride with the batch's other commands; use execute (it is diverted to an exclusive connection) or withExclusive`
-        })
+    // One table lookup per command.
+    const sharing = CommandKeys.sharing(command)
+    if (sharing === "shared") continue
+    if (sharing === "connectionState") return unsupported(command) ?? notMultiplexable(command)
+    return new RedisError({
+      reason: new NotMultiplexable({
+        command: commandName(command),
+        message: `${commandName(command)} (command ${i} of the batch) blocks its connection, so it cannot ride with the batch's other commands; use execute (it is diverted to an exclusive connection) or withExclusive`
       })
-    }
+    })
   }
   const timeout = decodeTimeout(options, 1)
   return timeout instanceof RedisError ? timeout : undefined
