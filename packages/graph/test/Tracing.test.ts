@@ -115,18 +115,22 @@ describe("graph spans", { timeout: 30_000 }, () => {
   const oneRow = resp(
     "*3\n*1\n*2\n:1\n$3\none\n*1\n*1\n*2\n:3\n:1\n*2\n$19\nCached execution: 0\n$52\nQuery internal execution time: 0.067516 milliseconds\n"
   )
+  /** `use` on graph "g" of a client whose connection answers `oneRow`, with `tracer` installed. */
+  const withOneRow = <A, E>(
+    tracer: Tracer.Tracer,
+    use: (graph: ReturnType<FalkorDB.FalkorDB["Service"]["graph"]>) => Effect.Effect<A, E>
+  ) =>
+    Effect.flatMap(FalkorDB.FalkorDB, (db) => use(db.graph("g"))).pipe(
+      Effect.provideService(Tracer.Tracer, tracer),
+      Effect.provide(FalkorDB.layerFromRedis),
+      Effect.provide(scripted(() => Effect.succeed(oneRow)).layer)
+    )
 
   it.effect("a query's span carries its rows and execution time, ended, under the caller's span", () =>
     Effect.gen(function* () {
       const { spans, tracer } = recording()
-      const conn = scripted(() => Effect.succeed(oneRow))
-      const result = yield* Effect.gen(function* () {
-        const graph = (yield* FalkorDB.FalkorDB).graph("g")
-        return yield* graph.roQuery("RETURN 1 AS one").pipe(Effect.withSpan("outer"))
-      }).pipe(
-        Effect.provideService(Tracer.Tracer, tracer),
-        Effect.provide(FalkorDB.layerFromRedis),
-        Effect.provide(conn.layer)
+      const result = yield* withOneRow(tracer, (graph) =>
+        graph.roQuery("RETURN 1 AS one").pipe(Effect.withSpan("outer"))
       )
       assert.strictEqual(result.rows[0]!.get("one"), 1)
       const span = spans.find((s) => s.name === "Graph.roQuery")
@@ -145,17 +149,13 @@ describe("graph spans", { timeout: 30_000 }, () => {
   it.effect("Effect.withTracerEnabled(false) turns the graph spans off, the tracer still installed", () =>
     Effect.gen(function* () {
       const { spans, tracer } = recording()
-      const conn = scripted(() => Effect.succeed(oneRow))
-      const result = yield* Effect.gen(function* () {
-        const graph = (yield* FalkorDB.FalkorDB).graph("g")
-        const off = yield* Effect.withTracerEnabled(graph.roQuery("RETURN 1 AS one"), false)
-        // The same handle, tracing on again: the switch is read per call.
-        yield* graph.query("RETURN 1 AS one")
-        return off
-      }).pipe(
-        Effect.provideService(Tracer.Tracer, tracer),
-        Effect.provide(FalkorDB.layerFromRedis),
-        Effect.provide(conn.layer)
+      const result = yield* withOneRow(tracer, (graph) =>
+        Effect.gen(function* () {
+          const off = yield* Effect.withTracerEnabled(graph.roQuery("RETURN 1 AS one"), false)
+          // The same handle, tracing on again: the switch is read per call.
+          yield* graph.query("RETURN 1 AS one")
+          return off
+        })
       )
       assert.strictEqual(result.rows[0]!.get("one"), 1)
       assert.strictEqual(result.statistics.executionTimeMs, 0.067516)
