@@ -267,33 +267,38 @@ describe("executeStreamed", () => {
     )
   )
 
-  it.live("pooled: with every connection busy, a streamed command times out unsent (Timeout, written: false)", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const server = yield* peer
-        const { service } = yield* build("pooled1", server.url)
-        // The pool's one connection is lent to a command the peer holds back.
-        const busy = yield* Effect.forkChild(service.execute(["LATE", "10"], { timeout: "30 seconds" }))
-        yield* until(
-          Effect.sync(() => server.received.includes("LATE")),
-          "the busy command reached the peer"
-        )
-        const error = yield* Effect.flip(
-          Stream.runCollect(RedisConnection.executeStreamed(service, ["BIG", "5"], { timeout: "50 millis" }))
-        )
-        assert.strictEqual(error.reason._tag, "Timeout")
-        assert.isFalse(error.written)
-        assert.include(error.message, "(size 1) became free within 50 ms; the command was not sent")
-        server.open()
-        yield* Fiber.join(busy)
-        // The connection is free again and serves the next call; the timed-out command never went out.
-        assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
-        assert.deepStrictEqual(
-          server.received.filter((name) => name !== "PING"),
-          ["LATE", "GET"]
-        )
-      })
-    )
+  it.live(
+    "pooled: with every connection busy, a streamed or submitted command times out unsent (Timeout, written: false)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* peer
+          const { service } = yield* build("pooled1", server.url)
+          // The pool's one connection is lent to a command the peer holds back.
+          const busy = yield* Effect.forkChild(service.execute(["LATE", "10"], { timeout: "30 seconds" }))
+          yield* until(
+            Effect.sync(() => server.received.includes("LATE")),
+            "the busy command reached the peer"
+          )
+          const error = yield* Effect.flip(
+            Stream.runCollect(RedisConnection.executeStreamed(service, ["BIG", "5"], { timeout: "50 millis" }))
+          )
+          assert.strictEqual(error.reason._tag, "Timeout")
+          assert.isFalse(error.written)
+          assert.include(error.message, "(size 1) became free within 50 ms; the command was not sent")
+          const unsubmitted = yield* Effect.flip(service.submit(["BIG", "5"], { timeout: "50 millis" }))
+          assert.strictEqual(unsubmitted.reason._tag, "Timeout")
+          assert.isFalse(unsubmitted.written)
+          server.open()
+          yield* Fiber.join(busy)
+          // The connection is free again and serves the next call; the timed-out command never went out.
+          assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+          assert.deepStrictEqual(
+            server.received.filter((name) => name !== "PING"),
+            ["LATE", "GET"]
+          )
+        })
+      )
   )
 
   it.live("shared: a lagging stream with a reply waiting behind it fails with StreamOverflow; that reply arrives", () =>

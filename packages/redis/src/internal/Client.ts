@@ -183,8 +183,13 @@ const engineStream = (
  * Puts a checked command on its way on an engine; the future (the request itself) is returned
  * once it is admitted. Called while the submitting effect runs.
  */
-const engineSubmit = (engine: Lane, command: Command, timeout: number): Effect.Effect<Future<Reply>, RedisError> => {
-  const request = new FutureRequest<Reply>([command], false, 1, timeout)
+const engineSubmit = (
+  engine: Lane,
+  command: Command,
+  timeout: number,
+  reportedTimeout?: number
+): Effect.Effect<Future<Reply>, RedisError> => {
+  const request = new FutureRequest<Reply>([command], false, 1, timeout, reportedTimeout)
   const admitted = engine.admit(request)
   // Admitted at once (`admit` says so with `Effect.void` itself): the future, without a step
   // to map it (an identity check: `Exit.isExit` allocates its arguments here).
@@ -763,13 +768,14 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
         if (refused !== undefined) return yield* refused
         const timeout = decodeTimeout(options, resolved.commandTimeout)
         if (timeout instanceof RedisError) return yield* timeout
+        // The wait for a free connection is part of the command's timeout, as for execute.
+        const start = performance.now()
         const scope = yield* Scope.make()
-        const engine = yield* Pool.get(pool).pipe(
-          Effect.tap((engine) => engine.refresh),
+        const engine = yield* lend(timeout).pipe(
           Scope.provide(scope),
           Effect.onError(() => Scope.close(scope, Exit.void))
         )
-        const future = yield* engineSubmit(engine, command, timeout).pipe(
+        const future = yield* engineSubmit(engine, command, left(timeout, start), timeout).pipe(
           Effect.onError(() => Scope.close(scope, Exit.void))
         )
         yield* future.await.pipe(
