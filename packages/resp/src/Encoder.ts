@@ -126,7 +126,8 @@ const bulkArgument = (argument: unknown, index: number, at: number): number => {
 /**
  * Encodes a batch of commands into one buffer, each command as an array of bulk strings.
  * The batch is written into a reused scratch buffer (no intermediate strings) and copied
- * out once. Throws `EncodeError` for an argument that cannot be sent or an empty command.
+ * out once. `count` encodes only the first `count` commands (a caller that reuses its array).
+ * Throws `EncodeError` for an argument that cannot be sent or an empty command.
  *
  * @example
  * ```ts
@@ -142,9 +143,9 @@ const bulkArgument = (argument: unknown, index: number, at: number): number => {
  * @since 0.1.0
  * @category encoding
  */
-export const encodeCommands = (commands: ReadonlyArray<Command>): Uint8Array => {
+export const encodeCommands = (commands: ReadonlyArray<Command>, count: number = commands.length): Uint8Array => {
   let at = 0
-  for (let c = 0; c < commands.length; c++) {
+  for (let c = 0; c < count; c++) {
     const command = commands[c]
     if (command.length === 0) throw new EncodeError("EmptyCommand", "a command needs at least its name")
     at = header(reserve(at, 16), at, 42, command.length)

@@ -17,6 +17,12 @@ describe("Encoder", () => {
     const out = encodeCommands([["SET", new Uint8Array([0, 13, 10, 255])], ["PING"]])
     assert.strictEqual(text(out), "*2\r\n$3\r\nSET\r\n$4\r\n\x00\r\n\xff\r\n*1\r\n$4\r\nPING\r\n")
   })
+  it("encodes only the first count commands when told", () => {
+    const commands = [["PING"], ["SET", "k", "v"], ["GET", "k"]]
+    assert.strictEqual(text(encodeCommands(commands, 1)), "*1\r\n$4\r\nPING\r\n")
+    assert.strictEqual(text(encodeCommands(commands, 3)), text(encodeCommands(commands)))
+    assert.strictEqual(encodeCommands(commands, 0).length, 0)
+  })
   it("rejects empty commands, non-finite numbers and foreign values", () => {
     const reason = (f: () => unknown) => {
       try {

@@ -690,7 +690,8 @@ export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
 export class Engine {
   readonly window: FullDuplexWindow
   /** Admitted requests not yet taken by a write, oldest first. */
-  private pending: Array<AnyRequest> = []
+  /** (A ring, like the FIFO: it is kept from flush to flush instead of an array grown per flush.) */
+  private readonly pending = new RingBuffer<AnyRequest>()
   /** The writer fiber, when it sleeps until something is pending. */
   private wakeWriter: ((effect: Effect.Effect<void>) => void) | undefined = undefined
   /** A flush of `pending` is scheduled for the end of this tick. */
@@ -876,7 +877,8 @@ export class Engine {
       connection.inflight.length === 0 &&
       !connection.socket.writableNeedDrain
     ) {
-      this.write(connection, [request])
+      this.pending.push(request)
+      this.writePending(connection)
       return
     }
     this.pending.push(request)
@@ -923,9 +925,7 @@ export class Engine {
       !connection.dead &&
       !connection.socket.writableNeedDrain
     ) {
-      const batch = this.pending
-      this.pending = []
-      this.write(connection, batch)
+      this.writePending(connection)
       return
     }
     const wake = this.wakeWriter
@@ -1142,9 +1142,8 @@ export class Engine {
 
   /** Fails every request not yet written (offline fail-fast, or close). */
   private failUnwritten(error: RedisError): void {
-    const unwritten = this.carry.length === 0 ? this.pending : this.carry.concat(this.pending)
+    const unwritten = this.carry.length === 0 ? this.pending.drain() : this.carry.concat(this.pending.drain())
     this.carry = []
-    this.pending = []
     for (const request of unwritten) this.fail(request, error)
   }
 
@@ -1157,32 +1156,61 @@ export class Engine {
     return Effect.andThen(Deferred.await(this.ready), this.awaitConnection)
   })
 
+  /**
+   * The commands of the write being assembled: the first `outgoingCount` entries (kept from
+   * write to write, their slots cleared once encoded).
+   */
+  private readonly outgoing: Array<Command | undefined> = []
+  private outgoingCount = 0
+
   /** Writes a batch; returns true when the socket wants a `drain` first. */
-  private write(connection: Connection, batch: Array<AnyRequest>): boolean {
-    let commands: Array<Command> | undefined
-    for (let i = 0; i < batch.length; i++) {
-      const request = batch[i]
-      if (request.state !== QUEUED) {
-        // Abandoned (interrupted or timed out before it was written): never sent.
-        if (request.state === ABANDONED) {
-          request.state = SETTLED
-          if (request.permits > 0) this.window.release(request.permits)
-        }
-        continue
-      }
-      request.state = WRITTEN
-      connection.inflight.push(request)
-      if (commands === undefined)
-        commands = request.commands.length === 1 ? [request.commands[0]] : [...request.commands]
-      else for (const command of request.commands) commands.push(command)
+  private write(connection: Connection, batch: ReadonlyArray<AnyRequest>): boolean {
+    for (let i = 0; i < batch.length; i++) this.take(connection, batch[i])
+    return this.send(connection)
+  }
+
+  /** Writes everything pending, in order; returns true when the socket wants a `drain` first. */
+  private writePending(connection: Connection): boolean {
+    for (let request = this.pending.shift(); request !== undefined; request = this.pending.shift()) {
+      this.take(connection, request)
     }
-    if (commands === undefined) return false
+    return this.send(connection)
+  }
+
+  /** Adds a request to the write being assembled, unless its caller gave up on it before. */
+  private take(connection: Connection, request: AnyRequest): void {
+    if (request.state !== QUEUED) {
+      // Abandoned (interrupted or timed out before it was written): never sent.
+      if (request.state === ABANDONED) {
+        request.state = SETTLED
+        if (request.permits > 0) this.window.release(request.permits)
+      }
+      return
+    }
+    request.state = WRITTEN
+    connection.inflight.push(request)
+    const commands = request.commands
+    for (let i = 0; i < commands.length; i++) this.outgoing[this.outgoingCount++] = commands[i]
+  }
+
+  /** Encodes and writes what `take` assembled; returns true when the socket wants a `drain` first. */
+  private send(connection: Connection): boolean {
+    const count = this.outgoingCount
+    if (count === 0) return false
+    this.outgoingCount = 0
+    const outgoing = this.outgoing as ReadonlyArray<Command>
+    let bytes: Uint8Array
+    try {
+      bytes = encodeCommands(outgoing, count)
+    } finally {
+      this.outgoing.fill(undefined, 0, count)
+    }
     // Replies now wait behind a paused streamed reply: read on (its stream buffers, bounded).
     if (connection.paused) connection.resume()
     // Nothing was owed before this write: the silence clock (stall and dead-peer rules) starts now.
-    if (connection.inflight.length === commands.length) connection.lastByteAt = performance.now()
+    if (connection.inflight.length === count) connection.lastByteAt = performance.now()
     if (this.options.stallTimeout !== Number.POSITIVE_INFINITY) this.startSweeper()
-    return connection.write(encodeCommands(commands))
+    return connection.write(bytes)
   }
 
   readonly writer: Effect.Effect<never> = Effect.gen({ self: this }, function* () {
@@ -1194,8 +1222,7 @@ export class Engine {
         this.carry = []
       } else {
         yield* this.awaitPending
-        batch = this.pending
-        this.pending = []
+        batch = this.pending.drain()
       }
       if (connection !== this.connection || connection.dead) {
         // The connection went away while we waited: keep these for the next one, in order.
