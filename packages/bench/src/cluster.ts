@@ -28,9 +28,7 @@ const redisCli = (args: ReadonlyArray<string>) =>
 
 /** Three primaries, no replicas, every slot assigned; stopped with the scope. */
 const startCluster = Effect.gen(function* () {
-  const servers = yield* Effect.forEach([0, 1, 2], () =>
-    Embedded.make({ args: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"] })
-  )
+  const servers = yield* Effect.forEach([0, 1, 2], () => Embedded.make({ cluster: true }))
   yield* redisCli([
     "--cluster",
     "create",

@@ -34,6 +34,15 @@ export interface EmbeddedOptions {
   readonly config?: string
   /** Runs the server as a sentinel (`redis-server <config> --sentinel`); needs `config`. */
   readonly sentinel?: boolean
+  /**
+   * Runs the server as a cluster node (`--cluster-enabled yes`, its `nodes.conf` in the
+   * server's directory) whose cluster bus listens on a free port of its own (`--cluster-port`,
+   * Redis 7+), not on the default port + 10000, which another process may hold or which may
+   * lie past 65535 when the client port is a high free one.
+   *
+   * @since 0.1.0
+   */
+  readonly cluster?: boolean
   readonly startTimeout?: Duration.Input
   readonly minimumVersion?: string
 }
@@ -236,6 +245,11 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
   if (unixSocket) args.push("--unixsocket", unixSocket, "--unixsocketperm", "700")
   if (module) args.push("--loadmodule", module)
   if (options.password) args.push("--requirepass", Redacted.value(options.password))
+  if (options.cluster === true) {
+    let busPort = yield* freePort
+    while (busPort === port) busPort = yield* freePort
+    args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", String(busPort))
+  }
   args.push(...(options.args ?? []))
 
   let child: ChildProcess.ChildProcess | undefined

@@ -19,6 +19,29 @@ const ping = (target: { port: number } | { path: string }) =>
     s.once("error", (e) => resume(Effect.succeed(`error: ${e.message}`)))
   })
 
+/** One inline command's raw reply (the whole first chunk: small replies only). */
+const send = (port: number, command: string) =>
+  Effect.callback<string>((resume) => {
+    const s = Net.connect(port, "127.0.0.1")
+    s.once("connect", () => s.write(`${command}\r\n`))
+    s.once("data", (d) => {
+      s.destroy()
+      resume(Effect.succeed(d.toString()))
+    })
+    s.once("error", (e) => resume(Effect.succeed(`error: ${e.message}`)))
+  })
+
+/** True when something accepts a TCP connection on the port (the cluster bus speaks no RESP). */
+const accepts = (port: number) =>
+  Effect.callback<boolean>((resume) => {
+    const s = Net.connect(port, "127.0.0.1")
+    s.once("connect", () => {
+      s.destroy()
+      resume(Effect.succeed(true))
+    })
+    s.once("error", () => resume(Effect.succeed(false)))
+  })
+
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0)
@@ -48,6 +71,20 @@ describe("Embedded", () => {
         assert.strictEqual(yield* ping({ port: server.port }), "+PONG\r\n")
         assert.strictEqual(server.url, `redis://127.0.0.1:${server.port}`)
         assert.match(server.version, /^\d+\.\d+\.\d+$/)
+      })
+    )
+  )
+
+  it.live("a cluster node listens for its cluster bus on a free port of its own", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* Embedded.make({ cluster: true })
+        assert.match(yield* send(server.port, "CLUSTER INFO"), /cluster_enabled:1|cluster_state:/)
+        const reply = yield* send(server.port, "CONFIG GET cluster-port")
+        const busPort = Number(/cluster-port\r\n\$\d+\r\n(\d+)\r\n/.exec(reply)?.[1])
+        assert.isTrue(busPort > 0 && busPort <= 65535 && busPort !== server.port, reply)
+        // The bus answers connections (it is not the default port + 10000, which may be past 65535).
+        assert.isTrue(yield* accepts(busPort))
       })
     )
   )

@@ -53,11 +53,8 @@ const clusterOf = (replicas: 0 | 1) =>
       Array.from({ length: 3 * (1 + replicas) }, (_, i) => i),
       () =>
         Embedded.make({
+          cluster: true,
           args: [
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            "nodes.conf",
             "--cluster-node-timeout",
             "1000",
             "--cluster-replica-validity-factor",
