@@ -42,15 +42,9 @@ import * as CommandKeys from "../CommandKeys.ts"
 import * as ElasticEngines from "./ElasticEngines.ts"
 import * as ExecuteAll from "./ExecuteAll.ts"
 import { argumentText } from "./Text.ts"
-import {
-  boundUnsentWait,
-  commandName,
-  type Engine,
-  FutureRequest,
-  makeEngine,
-  Request,
-  validateCommand
-} from "./Engine.ts"
+import { commandName, validateCommand } from "./CommandValidation.ts"
+import { type Engine, makeEngine } from "./Engine.ts"
+import { boundUnsentWait, FutureRequest, Request } from "./Request.ts"
 import * as EngineMetrics from "./EngineMetrics.ts"
 import { ReplyStream } from "./ReplyStream.ts"
 

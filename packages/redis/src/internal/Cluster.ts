@@ -30,7 +30,7 @@ import type {
 } from "../RedisConnection.ts"
 import { CrossSlot, fromErrorReply, Offline, RedisError } from "../RedisError.ts"
 import type * as RedisOptions from "../RedisOptions.ts"
-import { FutureRequest, Request } from "./Engine.ts"
+import { FutureRequest, Request } from "./Request.ts"
 import { hashSlot } from "./HashSlot.ts"
 import { refuseAll } from "./Client.ts"
 import * as ExecuteAll from "./ExecuteAll.ts"

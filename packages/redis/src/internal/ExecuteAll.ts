@@ -26,7 +26,8 @@ import * as Result from "effect/Result"
 import type { ExecuteAll, ExecuteAllOptions } from "../RedisConnection.ts"
 import { RedisError, Timeout } from "../RedisError.ts"
 import type { Lane } from "./Client.ts"
-import { abandonRequest, Engine, Request, type RequestGroup } from "./Engine.ts"
+import { Engine } from "./Engine.ts"
+import { abandonRequest, Request, type RequestGroup } from "./Request.ts"
 
 /** One outcome per command, in command order. */
 export type Results = ReadonlyArray<Result.Result<Reply, RedisError>>

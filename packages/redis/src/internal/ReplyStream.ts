@@ -26,7 +26,8 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type { ReplyPart } from "../RedisConnection.ts"
 import { ConnectionLost, RedisError, StreamOverflow } from "../RedisError.ts"
-import { abandonRequest, Engine, type Request } from "./Engine.ts"
+import { Engine } from "./Engine.ts"
+import { abandonRequest, type Request } from "./Request.ts"
 
 /** What the connection reading the reply offers its stream. */
 export interface StreamHost {

@@ -1,0 +1,113 @@
+/**
+ * Opening a socket to a server (TCP, TLS or unix, bounded by `connectTimeout`, with a hint for
+ * the common failures) and the handshake commands sent on it before any user command. Shared
+ * by the engine and the pub/sub subscriber.
+ *
+ * @internal
+ */
+import type { Command } from "@effect-falkordb/resp/Encoder"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Net from "node:net"
+import * as Tls from "node:tls"
+import { Offline, RedisError } from "../RedisError.ts"
+import type { ResolvedOptions } from "../RedisOptions.ts"
+
+/** Adds the human hint for the common connect failures. */
+const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): string => {
+  switch (cause.code) {
+    case "ECONNREFUSED":
+      return " (nothing listens there: is the server running, and is the port right?)"
+    case "ENOENT":
+      return " (no such unix socket)"
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return " (the host name does not resolve)"
+    case "ERR_SSL_WRONG_VERSION_NUMBER":
+    case "ERR_SSL_PACKET_LENGTH_TOO_LONG":
+      return " (the server does not speak TLS here: use redis:// instead of rediss://)"
+    default:
+      return options.tls !== undefined ? " (TLS handshake failed)" : ""
+  }
+}
+
+/**
+ * Opens a TCP/TLS/unix socket within `connectTimeout` (also used by the pub/sub subscriber);
+ * `address` defaults to the configured one (a Sentinel engine passes the located one).
+ */
+export const openSocket = (
+  options: ResolvedOptions,
+  address: ResolvedOptions["address"] = options.address,
+  target: string = options.target
+): Effect.Effect<Net.Socket, RedisError> =>
+  Effect.callback<Net.Socket, RedisError>((resume) => {
+    const socket =
+      options.tls !== undefined && address._tag === "Tcp"
+        ? Tls.connect({ host: address.host, port: address.port, ...options.tls })
+        : address._tag === "Tcp"
+          ? Net.connect({ host: address.host, port: address.port })
+          : Net.connect({ path: address.path })
+    const settle = (result: Effect.Effect<Net.Socket, RedisError>) => {
+      clearTimeout(timer)
+      socket.removeListener("error", onError)
+      resume(result)
+    }
+    const onError = (cause: NodeJS.ErrnoException) => {
+      socket.destroy()
+      settle(
+        Effect.fail(
+          new RedisError({
+            reason: new Offline({
+              message: `could not connect to ${target}: ${cause.message}${connectHint(options, cause)}`,
+              cause
+            })
+          })
+        )
+      )
+    }
+    const timer = setTimeout(() => {
+      socket.destroy()
+      settle(
+        Effect.fail(
+          new RedisError({
+            reason: new Offline({
+              message: `could not connect to ${target} within ${options.connectTimeout} ms (connectTimeout)${options.tls !== undefined ? "; the TLS handshake did not complete: if the server does not speak TLS on this port, use redis:// instead of rediss://" : ""}`
+            })
+          })
+        )
+      )
+    }, options.connectTimeout)
+    socket.once("error", onError)
+    socket.once(options.tls !== undefined ? "secureConnect" : "connect", () => {
+      socket.setNoDelay(true)
+      socket.setKeepAlive(true, 30_000)
+      settle(Effect.succeed(socket))
+    })
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      socket.destroy()
+    })
+  })
+
+/** The handshake commands, in the order they are sent (also used by the pub/sub subscriber). */
+export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
+  const commands: Array<Command> = []
+  const password = options.password === undefined ? undefined : Redacted.value(options.password)
+  if (options.protocol === 3) {
+    const hello: Array<string> = ["HELLO", "3"]
+    if (password !== undefined) hello.push("AUTH", options.username ?? "default", password)
+    commands.push(hello)
+  } else if (password !== undefined) {
+    commands.push(options.username === undefined ? ["AUTH", password] : ["AUTH", options.username, password])
+  }
+  if (options.database !== 0) commands.push(["SELECT", options.database])
+  if (options.clientName !== undefined) commands.push(["CLIENT", "SETNAME", options.clientName])
+  // A cluster replica serves reads of its slots only to connections that said READONLY.
+  if (options.replicaReads === true) commands.push(["READONLY"])
+  // A client cache's CLIENT TRACKING: on every (re)connect, before any user command.
+  if (options.hooks !== undefined) for (const command of options.hooks.handshake) commands.push(command)
+  // The readiness probe, last: a server loading its dataset answers it with -LOADING (and
+  // a peer that is not Redis, or expects TLS, is caught here).
+  commands.push(["PING"])
+  return commands
+}
