@@ -12,7 +12,7 @@ import * as RedisOptions from "@effect-falkordb/redis/RedisOptions"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 // The self-sizing client's counters (engines in use, trials) are internal.
-import * as Client from "../../redis/src/internal/Client.ts"
+import * as Strategies from "../../redis/src/internal/Strategies.ts"
 import * as Simulation from "./graph-simulation.ts"
 import * as Harness from "./harness.ts"
 
@@ -44,7 +44,7 @@ const sized = (
 > =>
   Effect.gen(function* () {
     const resolved = yield* RedisOptions.resolve({ url })
-    const { service, elastic } = yield* Client.makeSized(resolved, { min: 1, max }, routing)
+    const { service, elastic } = yield* Strategies.makeSized(resolved, { min: 1, max }, routing)
     const summary = () => {
       const stats = elastic.stats()
       return `${stats.active} engines now; ${stats.added} added, ${stats.retired} retired, ${stats.trials} trials (${stats.kept} kept), ${stats.held} commands held while keys moved`

@@ -17,7 +17,7 @@ import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Tls from "node:tls"
-import * as Client from "./internal/Client.ts"
+import * as Strategies from "./internal/Strategies.ts"
 import * as Schema from "effect/Schema"
 import { commandName } from "./internal/CommandValidation.ts"
 import * as Cluster from "./internal/Cluster.ts"
@@ -384,7 +384,7 @@ const buildStrategy = Effect.fnUntraced(function* (
   switch (strategy) {
     case "single": {
       const resolved = adjust(yield* RedisOptions.resolve(options))
-      return (yield* Client.makeSingle(resolved)).service
+      return (yield* Strategies.makeSingle(resolved)).service
     }
     case "multiplexed": {
       const resolved = adjust(yield* RedisOptions.resolve(options))
@@ -400,7 +400,7 @@ const buildStrategy = Effect.fnUntraced(function* (
             `connections: { max: ${sizing.max} } needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
           )
         }
-        return (yield* Client.makeSized(resolved, sizing, routing)).service
+        return (yield* Strategies.makeSized(resolved, sizing, routing)).service
       }
       const connections = yield* checkCount("connections", options.connections, 1)
       if (connections > 1 && routing === undefined) {
@@ -409,7 +409,7 @@ const buildStrategy = Effect.fnUntraced(function* (
           `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
         )
       }
-      return (yield* Client.makeMultiplexed(resolved, connections, routing)).service
+      return (yield* Strategies.makeMultiplexed(resolved, connections, routing)).service
     }
     case "pooled": {
       const size = yield* checkCount("size", options.size, 8)
@@ -420,7 +420,7 @@ const buildStrategy = Effect.fnUntraced(function* (
         )
       }
       const resolved = adjust(yield* RedisOptions.resolve(options))
-      return (yield* Client.makePooled(resolved, size)).service
+      return (yield* Strategies.makePooled(resolved, size)).service
     }
   }
 })

@@ -13,7 +13,7 @@ import * as Fiber from "effect/Fiber"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import * as CommandKeys from "../src/CommandKeys.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
-import * as Client from "../src/internal/Client.ts"
+import * as Strategies from "../src/internal/Strategies.ts"
 import type { Engine } from "../src/internal/Engine.ts"
 import type { RedisError } from "../src/RedisError.ts"
 import { slotTable } from "../src/internal/ElasticEngines.ts"
@@ -27,7 +27,7 @@ const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8
 
 const keyed = (url: string, connections: number, extra: RedisOptions.RedisOptions = {}) =>
   Effect.flatMap(RedisOptions.resolve({ url, ...extra }), (resolved) =>
-    Client.makeMultiplexed(resolved, connections, "key")
+    Strategies.makeMultiplexed(resolved, connections, "key")
   )
 
 const failureOf = (exit: Exit.Exit<unknown, RedisError>): RedisError => {
@@ -248,7 +248,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("execut
       // The first engine's bytes are held back, so what it owes is surely owed when the key moves.
       const proxy = yield* TcpProxy.make({ targetPort: server.port })
       const resolved = yield* RedisOptions.resolve({ url: proxy.url })
-      const { service: redis, elastic } = yield* Client.makeSized(resolved, { min: 1, max: 2 }, "key", false)
+      const { service: redis, elastic } = yield* Strategies.makeSized(resolved, { min: 1, max: 2 }, "key", false)
       const two = slotTable(2)
       const keyOn = (engine: number, prefix: string) => {
         for (let i = 0; ; i++)

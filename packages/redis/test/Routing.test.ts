@@ -9,17 +9,18 @@ import * as Fiber from "effect/Fiber"
 import * as CommandKeys from "../src/CommandKeys.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
-import * as Client from "../src/internal/Client.ts"
+import * as Strategies from "../src/internal/Strategies.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
 const keyed = (url: string, connections: number, extra: RedisOptions.RedisOptions = {}) =>
   Effect.flatMap(RedisOptions.resolve({ url, ...extra }), (resolved) =>
-    Client.makeMultiplexed(resolved, connections, "key")
+    Strategies.makeMultiplexed(resolved, connections, "key")
   )
 
-const single = (url: string) => Effect.flatMap(RedisOptions.resolve({ url }), (resolved) => Client.makeSingle(resolved))
+const single = (url: string) =>
+  Effect.flatMap(RedisOptions.resolve({ url }), (resolved) => Strategies.makeSingle(resolved))
 
 layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("routing", (it) => {
   it.effect(

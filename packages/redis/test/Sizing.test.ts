@@ -12,7 +12,7 @@ import * as RedisError from "../src/RedisError.ts"
 import * as RedisOptions from "../src/RedisOptions.ts"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
-import * as Client from "../src/internal/Client.ts"
+import * as Strategies from "../src/internal/Strategies.ts"
 import { Request } from "../src/internal/Request.ts"
 import { slotTable } from "../src/internal/ElasticEngines.ts"
 import { EngineSizer } from "../src/internal/EngineSizer.ts"
@@ -30,7 +30,7 @@ const sized = (
   extra: RedisOptions.RedisOptions = {}
 ) =>
   Effect.flatMap(RedisOptions.resolve({ url, ...extra }), (resolved) =>
-    Client.makeSized(resolved, sizing, routing, auto)
+    Strategies.makeSized(resolved, sizing, routing, auto)
   )
 
 /** Polls `check` every 20 ms until it holds (the test's own timeout bounds the wait). */
@@ -52,7 +52,7 @@ const movingKey = (prefix: string, engine: number, engines: number): string => {
  * effect the lane hands back for the caller's fiber instead of running it: a caller descheduled
  * right after its command was routed, whose fiber runs only when the test runs the effect.
  */
-const startDescheduled = (lane: Client.Lane, command: Command): Effect.Effect<Reply, RedisError.RedisError> => {
+const startDescheduled = (lane: Strategies.Lane, command: Command): Effect.Effect<Reply, RedisError.RedisError> => {
   let handed: Effect.Effect<Reply, RedisError.RedisError> | undefined
   lane.start(new Request<Reply>([command], false, 1, 10_000), (effect) => {
     handed = effect

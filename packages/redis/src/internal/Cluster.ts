@@ -32,7 +32,7 @@ import { CrossSlot, fromErrorReply, Offline, RedisError } from "../RedisError.ts
 import type * as RedisOptions from "../RedisOptions.ts"
 import { FutureRequest, Request } from "./Request.ts"
 import { hashSlot } from "./HashSlot.ts"
-import { refuseAll } from "./Client.ts"
+import { refuseAll } from "./Strategies.ts"
 import * as ExecuteAll from "./ExecuteAll.ts"
 import * as Sentinel from "./Sentinel.ts"
 import { launch } from "./SingleFlight.ts"

@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type { ExecuteAll, ExecuteAllOptions } from "../RedisConnection.ts"
 import { RedisError, Timeout } from "../RedisError.ts"
-import type { Lane } from "./Client.ts"
+import type { Lane } from "./Strategies.ts"
 import { Engine } from "./Engine.ts"
 import { abandonRequest, Request, type RequestGroup } from "./Request.ts"
 
