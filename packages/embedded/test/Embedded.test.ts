@@ -161,7 +161,7 @@ describe("Embedded", () => {
   it.live("missing binary -> BinaryNotFound with hint", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Effect.scoped(Embedded.make({ binary: "/nonexistent/redis-server" })))
-      assert.strictEqual(error.reason, "BinaryNotFound")
+      assert.strictEqual(error.reason._tag, "BinaryNotFound")
       assert.include(error.hint, "REDIS_SERVER")
     })
   )
@@ -170,7 +170,7 @@ describe("Embedded", () => {
     Effect.gen(function* () {
       const binary = script(`echo "Redis server v=5.0.1 sha=00000000:0 malloc=libc bits=64 build=0"`)
       const error = yield* Effect.flip(Effect.scoped(Embedded.make({ binary })))
-      assert.strictEqual(error.reason, "VersionTooOld")
+      assert.strictEqual(error.reason._tag, "VersionTooOld")
       assert.include(error.message, "5.0.1")
     })
   )
@@ -178,7 +178,7 @@ describe("Embedded", () => {
   it.live("missing module -> ModuleLoadFailed with the server's message", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(Effect.scoped(Embedded.make({ module: "/nonexistent/falkordb.so" })))
-      assert.strictEqual(error.reason, "ModuleLoadFailed")
+      assert.strictEqual(error.reason._tag, "ModuleLoadFailed")
       assert.include(error.message, "/nonexistent/falkordb.so")
     })
   )
@@ -190,7 +190,7 @@ describe("Embedded", () => {
         `if [ "$1" = "--version" ]; then echo "Redis server v=7.0.15"; exit 0; fi\necho $$ > ${pidFile}\nexec sleep 30`
       )
       const error = yield* Effect.flip(Effect.scoped(Embedded.make({ binary, startTimeout: "500 millis" })))
-      assert.strictEqual(error.reason, "StartTimeout")
+      assert.strictEqual(error.reason._tag, "StartTimeout")
       const pid = Number(Fs.readFileSync(pidFile, "utf8").trim())
       assert.isFalse(alive(pid))
     })
