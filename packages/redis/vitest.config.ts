@@ -1,7 +1,13 @@
 import { defineProject } from "vitest/config"
-import { sourceResolution } from "../../vitest.shared.ts"
+import { plainRedisServers, sourceResolution } from "../../vitest.shared.ts"
 
 export default defineProject({
   ...sourceResolution,
-  test: { name: "redis", include: ["test/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 }
+  test: {
+    ...plainRedisServers,
+    name: "redis",
+    include: ["test/**/*.test.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000
+  }
 })

