@@ -12,7 +12,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
+import type * as Redacted from "effect/Redacted"
 import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -22,9 +22,10 @@ import * as Schema from "effect/Schema"
 import { commandName } from "./internal/CommandValidation.ts"
 import * as Cluster from "./internal/Cluster.ts"
 import * as ExecuteAllInternal from "./internal/ExecuteAll.ts"
+import * as OptionChecks from "./internal/OptionChecks.ts"
 import * as Sentinel from "./internal/Sentinel.ts"
 import * as Streamed from "./internal/Streamed.ts"
-import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
+import { Decode, RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
 
 /**
@@ -339,39 +340,6 @@ export interface PooledOptions extends RedisOptions.RedisOptions {
   readonly size?: number | undefined
 }
 
-const MAX_CONNECTIONS = 1024
-
-const configError = (field: string, message: string): RedisError =>
-  new RedisError({ reason: new ConfigReason({ field, message }) })
-
-const checkCount = (field: string, value: number | undefined, fallback: number) => {
-  if (value === undefined) return Effect.succeed(fallback)
-  if (!Number.isSafeInteger(value) || value < 1) {
-    return Effect.fail(configError(field, `${field} must be an integer >= 1 (got ${value})`))
-  }
-  if (value > MAX_CONNECTIONS) {
-    return Effect.fail(
-      configError(
-        field,
-        `${field} of ${value} is more than ${MAX_CONNECTIONS} sockets; lower it (a few sockets carry a lot when multiplexed)`
-      )
-    )
-  }
-  return Effect.succeed(value)
-}
-
-const checkSizing = Effect.fnUntraced(function* (sizing: Sizing) {
-  if (sizing.max === undefined) {
-    return yield* configError("connections.max", "connections: { min, max } needs max, the most engines to open")
-  }
-  const max = yield* checkCount("connections.max", sizing.max, 1)
-  const min = yield* checkCount("connections.min", sizing.min, 1)
-  if (min > max) {
-    return yield* configError("connections", `connections.min (${min}) is more than connections.max (${max})`)
-  }
-  return { min, max }
-})
-
 /**
  * Validates the options of `strategy` and builds its client; `adjust` patches the resolved
  * options (Sentinel sets the locator and the target).
@@ -388,37 +356,13 @@ const buildStrategy = Effect.fnUntraced(function* (
     }
     case "multiplexed": {
       const resolved = adjust(yield* RedisOptions.resolve(options))
-      const routing = options.routing
-      if (routing !== undefined && routing !== "spread" && routing !== "key") {
-        return yield* configError("routing", `routing must be "spread" or "key" (got "${String(routing)}")`)
-      }
-      if (typeof options.connections === "object" && options.connections !== null) {
-        const sizing = yield* checkSizing(options.connections)
-        if (sizing.max > 1 && routing === undefined) {
-          return yield* configError(
-            "routing",
-            `connections: { max: ${sizing.max} } needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
-          )
-        }
-        return (yield* Strategies.makeSized(resolved, sizing, routing)).service
-      }
-      const connections = yield* checkCount("connections", options.connections, 1)
-      if (connections > 1 && routing === undefined) {
-        return yield* configError(
-          "routing",
-          `connections: ${connections} needs a routing: "key" keeps each key's commands in submit order, "spread" balances load with no order across engines; say which`
-        )
-      }
-      return (yield* Strategies.makeMultiplexed(resolved, connections, routing)).service
+      const { connections, routing } = yield* OptionChecks.checkMultiplexed(options)
+      return typeof connections === "number"
+        ? (yield* Strategies.makeMultiplexed(resolved, connections, routing)).service
+        : (yield* Strategies.makeSized(resolved, connections, routing)).service
     }
     case "pooled": {
-      const size = yield* checkCount("size", options.size, 8)
-      if (options.window !== undefined) {
-        return yield* configError(
-          "window",
-          "window does not apply to a pooled client (each call holds a connection for itself); drop it"
-        )
-      }
+      const size = yield* OptionChecks.checkPooled(options)
       const resolved = adjust(yield* RedisOptions.resolve(options))
       return (yield* Strategies.makePooled(resolved, size)).service
     }
@@ -559,26 +503,6 @@ export interface SentinelOptions extends SentinelConfig, Omit<LayerOptions, "sen
  */
 export type ConfigOptions = LayerOptions
 
-/** Options that belong to some strategies only. */
-const foreignFields: Record<Strategy, ReadonlyArray<"size" | "connections" | "routing" | "window">> = {
-  single: ["size", "connections", "routing"],
-  pooled: ["connections", "routing", "window"],
-  multiplexed: ["size"]
-}
-
-/** `defaults` under `options`: an `undefined` field of `options` does not erase a default. */
-const overlay = (defaults: LayerOptions, options: LayerOptions, strategy: Strategy): LayerOptions => {
-  const merged: Record<string, unknown> = {}
-  const foreign: ReadonlyArray<string> = foreignFields[strategy]
-  for (const [key, value] of Object.entries(defaults)) {
-    if (value !== undefined && !foreign.includes(key)) merged[key] = value
-  }
-  for (const [key, value] of Object.entries(options)) {
-    if (value !== undefined) merged[key] = value
-  }
-  return merged as LayerOptions
-}
-
 /**
  * Builds the client of `options.strategy` (default `"multiplexed"`). `defaults` fill the
  * options left undefined, and only those that apply to the chosen strategy: a library on
@@ -595,47 +519,10 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
   defaults: LayerOptions = {},
   adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions = (resolved) => resolved
 ) {
-  const strategy = options.strategy ?? defaults.strategy ?? "multiplexed"
-  if (strategy !== "single" && strategy !== "pooled" && strategy !== "multiplexed") {
-    return yield* configError(
-      "strategy",
-      `strategy must be "single", "pooled" or "multiplexed" (got "${String(strategy)}")`
-    )
-  }
-  for (const field of foreignFields[strategy]) {
-    if (options[field] !== undefined) {
-      return yield* configError(
-        field,
-        `${field} does not apply to a ${strategy} client; drop it or change the strategy`
-      )
-    }
-  }
-  let merged = overlay(defaults, options, strategy)
-  const preference = merged.readPreference
-  if (
-    preference !== undefined &&
-    preference !== "primary" &&
-    preference !== "replica" &&
-    preference !== "preferReplica"
-  ) {
-    return yield* configError(
-      "readPreference",
-      `readPreference must be "primary", "replica" or "preferReplica" (got "${String(preference)}")`
-    )
-  }
-  merged = yield* expandSentinelUrl(merged)
+  const { strategy, merged: checked, preference } = yield* OptionChecks.checkLayerOptions(options, defaults)
+  const merged = yield* Sentinel.expandSentinelUrl(checked)
   if (merged.cluster !== undefined) {
-    if (merged.sentinel !== undefined || merged.replicas !== undefined) {
-      return yield* configError(
-        "cluster",
-        "a cluster names its own replicas (CLUSTER SHARDS); drop sentinel and replicas"
-      )
-    }
-    if (!Array.isArray(merged.cluster.nodes) || merged.cluster.nodes.length === 0) {
-      return yield* configError("cluster.nodes", "list at least one cluster node (host:port)")
-    }
-    const seeds: Array<Sentinel.HostPort> = []
-    for (const entry of merged.cluster.nodes) seeds.push(yield* parseAddress("cluster.nodes", entry, 6379))
+    const seeds = yield* OptionChecks.checkCluster(merged, merged.cluster)
     const { cluster: _cluster, url: _url, ...nodeOptions } = merged
     return yield* Cluster.makeCluster({
       seeds,
@@ -647,121 +534,12 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
     })
   }
   if (merged.sentinel !== undefined || merged.replicas !== undefined) {
-    return yield* makeReplicated(strategy, merged, adjust)
-  }
-  if (preference !== undefined && preference !== "primary") {
-    return yield* configError(
-      "readPreference",
-      `readPreference "${preference}" needs replicas: configure a sentinel or list replicas`
+    return yield* Sentinel.makeReplicated(merged, adjust, (adjustReplica) =>
+      buildStrategy(strategy, merged, adjustReplica)
     )
   }
+  if (preference !== undefined && preference !== "primary") return yield* OptionChecks.noReplicas(preference)
   return yield* buildStrategy(strategy, merged, adjust)
-})
-
-const parseAddress = (
-  field: string,
-  entry: string | { readonly host: string; readonly port?: number | undefined },
-  defaultPort: number
-): Effect.Effect<Sentinel.HostPort, RedisError> => {
-  if (typeof entry !== "string") {
-    const port = entry.port ?? defaultPort
-    if (!Number.isInteger(port) || port < 1 || port > 65535) {
-      return Effect.fail(configError(field, `port of ${entry.host} must be an integer in 1..65535 (got ${port})`))
-    }
-    return Effect.succeed({ host: entry.host, port })
-  }
-  const match = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(entry.trim())
-  const host = match?.[1]
-  const port = match?.[2] === undefined ? defaultPort : Number(match[2])
-  if (host === undefined || host === "" || port < 1 || port > 65535) {
-    return Effect.fail(configError(field, `"${entry}" is not host:port`))
-  }
-  return Effect.succeed({ host, port })
-}
-
-/**
- * `redis+sentinel://[user:password@]host:port[,host:port…]/name[/db][?sentinelPassword=…&sentinelUsername=…]`
- * (`rediss+sentinel://` for TLS to the data servers). The credentials in the authority are the
- * data servers'; the sentinels' go in the query.
- */
-const parseSentinelUrl = (url: string) =>
-  Effect.gen(function* () {
-    const hidden = url.replace(/\/\/([^:@/]*):([^@/]*)@/, "//$1:<redacted>@")
-    const match = /^(rediss?)\+sentinel:\/\/(?:([^@/]*)@)?([^/?]+)\/([^/?]+)(?:\/(\d+))?\/?(?:\?(.*))?$/i.exec(url)
-    if (match === null) {
-      return yield* configError(
-        "url",
-        `"${hidden}" is not a sentinel URL; expected redis+sentinel://host:port,host:port/name[/db]`
-      )
-    }
-    const [, scheme, auth, hosts, name, db, query] = match
-    const params = new URLSearchParams(query ?? "")
-    const data: { -readonly [K in "username" | "password" | "database" | "tls"]?: LayerOptions[K] } = {}
-    if (auth !== undefined && auth !== "") {
-      const colon = auth.indexOf(":")
-      const user = decodeURIComponent(colon < 0 ? auth : auth.slice(0, colon))
-      if (colon >= 0) data.password = decodeURIComponent(auth.slice(colon + 1))
-      if (user !== "") data.username = user
-    }
-    if (db !== undefined) data.database = Number(db)
-    if (scheme!.toLowerCase() === "rediss") data.tls = true
-    const sentinel: { -readonly [K in keyof SentinelConfig]: SentinelConfig[K] } = {
-      sentinels: hosts!.split(","),
-      name: decodeURIComponent(name!)
-    }
-    const sentinelPassword = params.get("sentinelPassword")
-    if (sentinelPassword !== null) sentinel.sentinelPassword = sentinelPassword
-    const sentinelUsername = params.get("sentinelUsername")
-    if (sentinelUsername !== null) sentinel.sentinelUsername = sentinelUsername
-    return { data, sentinel }
-  })
-
-/** A `redis+sentinel://` URL turned into the data options and `sentinel`; other options as they are. */
-const expandSentinelUrl = (options: LayerOptions): Effect.Effect<LayerOptions, RedisError> =>
-  options.url === undefined || !/^rediss?\+sentinel:/i.test(options.url)
-    ? Effect.succeed(options)
-    : Effect.map(parseSentinelUrl(options.url), (parsed) => {
-        const { url: _url, ...rest } = options
-        return { ...parsed.data, ...rest, sentinel: { ...parsed.sentinel, ...options.sentinel } }
-      })
-
-/** The sentinel side of a client: the sentinels checked and a topology watching them (in the scope). */
-const sentinelTopology = Effect.fnUntraced(function* (
-  config: SentinelConfig,
-  options: LayerOptions,
-  base: RedisOptions.ResolvedOptions
-) {
-  if (options.host !== undefined || options.port !== undefined || options.path !== undefined) {
-    return yield* configError(
-      "sentinel",
-      "host, port and path do not apply with a sentinel (it names the primary); drop them"
-    )
-  }
-  if (typeof config.name !== "string" || config.name === "") {
-    return yield* configError("sentinel.name", "the monitored name is missing (sentinel monitor <name> …)")
-  }
-  if (!Array.isArray(config.sentinels) || config.sentinels.length === 0) {
-    return yield* configError("sentinel.sentinels", "list at least one sentinel address (host:port)")
-  }
-  const sentinels: Array<Sentinel.HostPort> = []
-  for (const entry of config.sentinels) sentinels.push(yield* parseAddress("sentinel.sentinels", entry, 26379))
-  const sentinelTls = config.sentinelTls ?? false
-  const topology = yield* Sentinel.makeSentinelTopology(
-    {
-      sentinels,
-      name: config.name,
-      username: config.sentinelUsername,
-      password:
-        config.sentinelPassword === undefined
-          ? undefined
-          : Redacted.isRedacted(config.sentinelPassword)
-            ? config.sentinelPassword
-            : Redacted.make(config.sentinelPassword),
-      tls: sentinelTls === false ? undefined : sentinelTls === true ? {} : sentinelTls
-    },
-    base
-  )
-  return topology
 })
 
 /**
@@ -773,63 +551,16 @@ const sentinelTopology = Effect.fnUntraced(function* (
  * @category internal
  */
 export const resolvePrimary = Effect.fnUntraced(function* (options: LayerOptions) {
-  const merged = yield* expandSentinelUrl(options)
+  const merged = yield* Sentinel.expandSentinelUrl(options)
   const base = yield* RedisOptions.resolve(merged)
   if (merged.sentinel === undefined) return base
-  const topology = yield* sentinelTopology(merged.sentinel, merged, base)
+  const topology = yield* Sentinel.sentinelTopology(merged.sentinel, merged, base)
   const resolved: RedisOptions.ResolvedOptions = {
     ...base,
     target: `sentinel:${merged.sentinel.name}/${base.database}`,
     locator: topology.primary
   }
   return resolved
-})
-
-/** A client over a primary (fixed, or found by the sentinels) and its replicas, with the read router. */
-const makeReplicated = Effect.fnUntraced(function* (
-  strategy: Strategy,
-  options: LayerOptions,
-  adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions
-) {
-  const base = yield* RedisOptions.resolve(options)
-  const configured: Array<Sentinel.HostPort> = []
-  for (const replica of options.replicas ?? []) configured.push(yield* parseAddress("replicas", replica, 6379))
-  if (options.replicas !== undefined && configured.length === 0) {
-    return yield* configError("replicas", "replicas is empty; list at least one, or drop it")
-  }
-  const config = options.sentinel
-  let primary: RedisConnection["Service"]
-  let replicaLocator: RedisOptions.Locator & { readonly anyOnline: () => boolean }
-  let target = base.target
-  let primaryEpoch: (() => number) | undefined
-  if (config !== undefined) {
-    const topology = yield* sentinelTopology(config, options, base)
-    // The stable name of the server (caches are keyed by it) is the monitored name, not an address.
-    target = `sentinel:${config.name}/${base.database}`
-    const primaryTarget = target
-    primary = yield* buildStrategy(strategy, options, (resolved) => ({
-      ...adjust(resolved),
-      target: primaryTarget,
-      locator: topology.primary
-    }))
-    replicaLocator = configured.length > 0 ? Sentinel.staticReplicas(configured) : topology.replica
-    primaryEpoch = topology.epoch
-  } else {
-    primary = yield* buildStrategy(strategy, options, adjust)
-    replicaLocator = Sentinel.staticReplicas(configured)
-  }
-  const replicaTarget = `${target} (replica)`
-  const buildReplica = buildStrategy(strategy, options, (resolved) => ({
-    ...adjust(resolved),
-    target: replicaTarget,
-    locator: replicaLocator
-  }))
-  return yield* Sentinel.makeReadRouter(
-    { ...primary, info: { ...primary.info, target, primaryEpoch } },
-    buildReplica,
-    replicaLocator.anyOnline,
-    options.readPreference ?? "primary"
-  )
 })
 
 /**

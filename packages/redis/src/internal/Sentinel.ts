@@ -1,7 +1,8 @@
 /**
  * Sentinel and replicas: `Locator`s that tell engines where the primary (or a replica) is on
  * every (re)connect, the `+switch-master` watcher that moves every engine after a failover,
- * and the read-preference router over a primary client and a replica client.
+ * the read-preference router over a primary client and a replica client, the
+ * `redis+sentinel://` URL and the sentinel options of a layer turned into that topology.
  *
  * @internal
  */
@@ -20,9 +21,10 @@ import * as Net from "node:net"
 import * as Tls from "node:tls"
 import * as Streamed from "./Streamed.ts"
 import * as CommandKeys from "../CommandKeys.ts"
-import type { ReadPreference, RedisConnection } from "../RedisConnection.ts"
+import type { LayerOptions, ReadPreference, RedisConnection, SentinelConfig } from "../RedisConnection.ts"
 import { NoSentinel, Offline, RedisError } from "../RedisError.ts"
 import * as RedisOptions from "../RedisOptions.ts"
+import { configError, parseAddress } from "./OptionChecks.ts"
 import { refuseAll } from "./Strategies.ts"
 import { makeEngine } from "./Engine.ts"
 import { Request } from "./Request.ts"
@@ -382,3 +384,137 @@ export const makeReadRouter = Effect.fnUntraced(function* (
 
 /** An `Offline` error for a replica read when none is configured or known. */
 export const noReplica = (message: string): RedisError => new RedisError({ reason: new Offline({ message }) })
+
+/**
+ * `redis+sentinel://[user:password@]host:port[,host:port…]/name[/db][?sentinelPassword=…&sentinelUsername=…]`
+ * (`rediss+sentinel://` for TLS to the data servers). The credentials in the authority are the
+ * data servers'; the sentinels' go in the query.
+ */
+export const parseSentinelUrl = (url: string) =>
+  Effect.gen(function* () {
+    const hidden = url.replace(/\/\/([^:@/]*):([^@/]*)@/, "//$1:<redacted>@")
+    const match = /^(rediss?)\+sentinel:\/\/(?:([^@/]*)@)?([^/?]+)\/([^/?]+)(?:\/(\d+))?\/?(?:\?(.*))?$/i.exec(url)
+    if (match === null) {
+      return yield* configError(
+        "url",
+        `"${hidden}" is not a sentinel URL; expected redis+sentinel://host:port,host:port/name[/db]`
+      )
+    }
+    const [, scheme, auth, hosts, name, db, query] = match
+    const params = new URLSearchParams(query ?? "")
+    const data: { -readonly [K in "username" | "password" | "database" | "tls"]?: LayerOptions[K] } = {}
+    if (auth !== undefined && auth !== "") {
+      const colon = auth.indexOf(":")
+      const user = decodeURIComponent(colon < 0 ? auth : auth.slice(0, colon))
+      if (colon >= 0) data.password = decodeURIComponent(auth.slice(colon + 1))
+      if (user !== "") data.username = user
+    }
+    if (db !== undefined) data.database = Number(db)
+    if (scheme!.toLowerCase() === "rediss") data.tls = true
+    const sentinel: { -readonly [K in keyof SentinelConfig]: SentinelConfig[K] } = {
+      sentinels: hosts!.split(","),
+      name: decodeURIComponent(name!)
+    }
+    const sentinelPassword = params.get("sentinelPassword")
+    if (sentinelPassword !== null) sentinel.sentinelPassword = sentinelPassword
+    const sentinelUsername = params.get("sentinelUsername")
+    if (sentinelUsername !== null) sentinel.sentinelUsername = sentinelUsername
+    return { data, sentinel }
+  })
+
+/** A `redis+sentinel://` URL turned into the data options and `sentinel`; other options as they are. */
+export const expandSentinelUrl = (options: LayerOptions): Effect.Effect<LayerOptions, RedisError> =>
+  options.url === undefined || !/^rediss?\+sentinel:/i.test(options.url)
+    ? Effect.succeed(options)
+    : Effect.map(parseSentinelUrl(options.url), (parsed) => {
+        const { url: _url, ...rest } = options
+        return { ...parsed.data, ...rest, sentinel: { ...parsed.sentinel, ...options.sentinel } }
+      })
+
+/** The sentinel side of a client: the sentinels checked and a topology watching them (in the scope). */
+export const sentinelTopology = Effect.fnUntraced(function* (
+  config: SentinelConfig,
+  options: LayerOptions,
+  base: RedisOptions.ResolvedOptions
+) {
+  if (options.host !== undefined || options.port !== undefined || options.path !== undefined) {
+    return yield* configError(
+      "sentinel",
+      "host, port and path do not apply with a sentinel (it names the primary); drop them"
+    )
+  }
+  if (typeof config.name !== "string" || config.name === "") {
+    return yield* configError("sentinel.name", "the monitored name is missing (sentinel monitor <name> …)")
+  }
+  if (!Array.isArray(config.sentinels) || config.sentinels.length === 0) {
+    return yield* configError("sentinel.sentinels", "list at least one sentinel address (host:port)")
+  }
+  const sentinels: Array<HostPort> = []
+  for (const entry of config.sentinels) sentinels.push(yield* parseAddress("sentinel.sentinels", entry, 26379))
+  const sentinelTls = config.sentinelTls ?? false
+  const topology = yield* makeSentinelTopology(
+    {
+      sentinels,
+      name: config.name,
+      username: config.sentinelUsername,
+      password:
+        config.sentinelPassword === undefined
+          ? undefined
+          : Redacted.isRedacted(config.sentinelPassword)
+            ? config.sentinelPassword
+            : Redacted.make(config.sentinelPassword),
+      tls: sentinelTls === false ? undefined : sentinelTls === true ? {} : sentinelTls
+    },
+    base
+  )
+  return topology
+})
+
+/** A client over a primary (fixed, or found by the sentinels) and its replicas, with the read router. */
+export const makeReplicated = Effect.fnUntraced(function* (
+  options: LayerOptions,
+  adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions,
+  build: (
+    adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions
+  ) => Effect.Effect<Service, RedisError, Scope.Scope>
+) {
+  const base = yield* RedisOptions.resolve(options)
+  const configured: Array<HostPort> = []
+  for (const replica of options.replicas ?? []) configured.push(yield* parseAddress("replicas", replica, 6379))
+  if (options.replicas !== undefined && configured.length === 0) {
+    return yield* configError("replicas", "replicas is empty; list at least one, or drop it")
+  }
+  const config = options.sentinel
+  let primary: Service
+  let replicaLocator: RedisOptions.Locator & { readonly anyOnline: () => boolean }
+  let target = base.target
+  let primaryEpoch: (() => number) | undefined
+  if (config !== undefined) {
+    const topology = yield* sentinelTopology(config, options, base)
+    // The stable name of the server (caches are keyed by it) is the monitored name, not an address.
+    target = `sentinel:${config.name}/${base.database}`
+    const primaryTarget = target
+    primary = yield* build((resolved) => ({
+      ...adjust(resolved),
+      target: primaryTarget,
+      locator: topology.primary
+    }))
+    replicaLocator = configured.length > 0 ? staticReplicas(configured) : topology.replica
+    primaryEpoch = topology.epoch
+  } else {
+    primary = yield* build(adjust)
+    replicaLocator = staticReplicas(configured)
+  }
+  const replicaTarget = `${target} (replica)`
+  const buildReplica = build((resolved) => ({
+    ...adjust(resolved),
+    target: replicaTarget,
+    locator: replicaLocator
+  }))
+  return yield* makeReadRouter(
+    { ...primary, info: { ...primary.info, target, primaryEpoch } },
+    buildReplica,
+    replicaLocator.anyOnline,
+    options.readPreference ?? "primary"
+  )
+})
