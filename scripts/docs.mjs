@@ -2,7 +2,8 @@
 // module (`src/**`, not `src/internal/**`), fails on an export without `@since`, type-checks every
 // `@example` block with the workspace's TypeScript 7 (`tsc` from node_modules/.bin, examples resolve
 // the packages' sources through the `@effect-falkordb/source` condition), and writes markdown to
-// `packages/<name>/docs/modules/` (git-ignored).
+// `packages/<name>/docs/modules/` (git-ignored), then the same as a static site in `docs-site/`
+// (scripts/docs-site.mjs; checked in CI by scripts/docs-site-check.mjs in headless Chromium).
 //
 // docgen lives in its own npm project (scripts/docgen, installed here with `npm ci` on first use or
 // when its lockfile changed): its release candidate needs the effect release candidate it was built
@@ -59,3 +60,9 @@ for (const name of packages) {
   fs.rmSync(path.join(dir, "docs", "examples"), { recursive: true, force: true })
 }
 console.log(`::: docs: written to ${packages.map((name) => `packages/${name}/docs/modules/`).join(", ")}`)
+// The same reference as browsable pages: docs-site/index.html.
+const { build, out } = await import("./docs-site.mjs")
+const site = build(packages)
+console.log(
+  `::: docs: site with ${site.reduce((n, { modules }) => n + modules.length, 0)} module pages in ${path.relative(root, out)}/ (open index.html)`
+)
