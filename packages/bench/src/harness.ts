@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Baseline from "./baseline.ts"
 import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
@@ -360,6 +361,18 @@ export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Ef
         let list = row.get(cell.column)
         if (list === undefined) row.set(cell.column, (list = []))
         list.push(sample)
+      }
+    }
+    const table = Baseline.beginTable()
+    for (const [row, columns] of out) {
+      for (const [column, samples] of columns) {
+        Baseline.record({
+          table,
+          row,
+          column,
+          cpuMicrosPerOp: median(samples.map(cpuPerOp)),
+          opsPerSecond: median(samples.map(rate))
+        })
       }
     }
     return out

