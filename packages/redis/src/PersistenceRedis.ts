@@ -33,6 +33,7 @@
  *
  * @since 0.1.0
  */
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import {
   AttributedReply,
@@ -58,8 +59,6 @@ import {
 import type { RedisError } from "./RedisError.ts"
 import * as RedisPubSub from "./RedisPubSub.ts"
 
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
-
 /**
  * A reply as node-redis gives RESP2 replies to Effect's modules.
  *
@@ -68,12 +67,12 @@ const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
  */
 export const toValue = (reply: Reply): unknown => {
   if (reply === null || typeof reply !== "object") return reply
-  if (reply instanceof Uint8Array) return utf8.decode(reply)
+  if (reply instanceof Uint8Array) return decodeUtf8(reply)
   if (Array.isArray(reply)) return reply.map(toValue)
   if (reply instanceof ErrorReply) return new Error(reply.message)
   if (reply instanceof MapReply) return reply.flat.map(toValue)
   if (reply instanceof SetReply || reply instanceof PushReply) return reply.items.map(toValue)
-  if (reply instanceof VerbatimReply) return utf8.decode(reply.text)
+  if (reply instanceof VerbatimReply) return decodeUtf8(reply.text)
   if (reply instanceof AttributedReply) return toValue(reply.value)
   return reply
 }

@@ -31,6 +31,7 @@
  *
  * @since 0.1.0
  */
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -41,8 +42,6 @@ import { type RawMessage, Subscriber } from "./internal/Subscriber.ts"
 import { RedisConnection, resolvePrimary, type SentinelConfig } from "./RedisConnection.ts"
 import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
 import type * as RedisOptions from "./RedisOptions.ts"
-
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 
 /**
  * What a subscription listens to: channels (`SUBSCRIBE`), patterns (`PSUBSCRIBE`) or
@@ -76,7 +75,7 @@ export class PubSubMessage {
   }
   /** The payload as UTF-8 text. */
   get message(): string {
-    return utf8.decode(this.payload)
+    return decodeUtf8(this.payload)
   }
 }
 

@@ -25,7 +25,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
-import { decodeUtf8 } from "./internal/Text.ts"
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 
 const encoder = new TextEncoder()
 

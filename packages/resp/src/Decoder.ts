@@ -9,6 +9,7 @@
  *
  * @since 0.1.0
  */
+import { decodeUtf8 } from "./Text.ts"
 import { ProtocolError, type ProtocolErrorReason } from "./ProtocolError.ts"
 import { AttributedReply, ErrorReply, MapReply, PushReply, type Reply, SetReply, VerbatimReply } from "./Reply.ts"
 
@@ -75,8 +76,6 @@ interface Frame {
 const CR = 13
 const LF = 10
 const latin1 = new TextDecoder("latin1")
-// ignoreBOM: a leading U+FEFF is part of the value, not a byte-order mark to strip.
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 const EMPTY = new Uint8Array(0)
 /** The items of a streamed frame: never written, its elements go to the sink. */
 const STREAMED_ITEMS: Array<Reply> = []
@@ -89,12 +88,12 @@ const lineText = (buffer: Uint8Array, from: number, to: number): string => {
     let out = ""
     for (let i = from; i < to; i++) {
       const byte = buffer[i]!
-      if (byte >= 0x80) return utf8.decode(buffer.subarray(from, to))
+      if (byte >= 0x80) return decodeUtf8(buffer.subarray(from, to))
       out += String.fromCharCode(byte)
     }
     return out
   }
-  return utf8.decode(buffer.subarray(from, to))
+  return decodeUtf8(buffer.subarray(from, to))
 }
 
 /** Signals "the current element is incomplete; wait for more bytes". */
@@ -712,7 +711,7 @@ export class Decoder {
           this.position = next + length + 2
           const payload = buffer.subarray(next, next + length)
           if (type === 36) return payload
-          if (type === 33) return new ErrorReply(utf8.decode(payload))
+          if (type === 33) return new ErrorReply(decodeUtf8(payload))
           if (length < 4 || payload[3] !== 58) {
             return this.fail("InvalidLength", "verbatim string needs a 3-byte format and ':'", next)
           }

@@ -10,6 +10,7 @@
  *
  * @since 0.1.0
  */
+import { decodeUtf8 } from "./Text.ts"
 
 /**
  * An error reply (`-ERR …` or the RESP3 bulk error `!`). It is a value, not a thrown
@@ -161,9 +162,6 @@ export type Reply =
   | VerbatimReply
   | AttributedReply
 
-// ignoreBOM: a leading U+FEFF is part of the value, not a byte-order mark to strip.
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
-
 /**
  * Reads a string-like reply (simple, bulk or verbatim string, or a number) as text;
  * `undefined` for anything else.
@@ -183,9 +181,9 @@ const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
  */
 export const replyToString = (reply: Reply): string | undefined => {
   if (typeof reply === "string") return reply
-  if (reply instanceof Uint8Array) return utf8.decode(reply)
+  if (reply instanceof Uint8Array) return decodeUtf8(reply)
   if (typeof reply === "number" || typeof reply === "bigint") return String(reply)
-  if (reply instanceof VerbatimReply) return utf8.decode(reply.text)
+  if (reply instanceof VerbatimReply) return decodeUtf8(reply.text)
   return undefined
 }
 

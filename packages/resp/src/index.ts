@@ -1,6 +1,7 @@
 /**
- * The RESP2/RESP3 wire format: `Encoder`, the resumable `Decoder`, the `Reply` values and the
- * two errors. Each module is also its own entry point (`@effect-falkordb/resp/Decoder`, …).
+ * The RESP2/RESP3 wire format: `Encoder`, the resumable `Decoder`, the `Reply` values, the
+ * two errors and `Text` (bytes as UTF-8 text, every code point kept). Each module is also its
+ * own entry point (`@effect-falkordb/resp/Decoder`, …).
  *
  * @since 0.1.0
  */
@@ -15,3 +16,5 @@ export * as Encoder from "./Encoder.ts"
 export * as ProtocolError from "./ProtocolError.ts"
 /** @since 0.1.0 */
 export * as Reply from "./Reply.ts"
+/** @since 0.1.0 */
+export * as Text from "./Text.ts"

@@ -32,6 +32,7 @@
  *
  * @since 0.1.0
  */
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import type { ParameterValue } from "@effect-falkordb/graph/Cypher"
 import type {
@@ -218,7 +219,6 @@ export interface MockOptions {
 
 const utf8 = new TextEncoder()
 // Every code point kept: a leading U+FEFF is part of the text.
-const utf8Text = new TextDecoder("utf-8", { ignoreBOM: true })
 const bulk = (text: string): Uint8Array => utf8.encode(text)
 
 const PROCEDURE = /^CALL db\.(labels|relationshipTypes|propertyKeys)\(\)(?: YIELD (\w+) RETURN \2 SKIP (\d+))?$/
@@ -463,7 +463,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
   }
 
   const textOf = (command: Command): Array<string> =>
-    command.map((a) => (a instanceof Uint8Array ? utf8Text.decode(a) : String(a)))
+    command.map((a) => (a instanceof Uint8Array ? decodeUtf8(a) : String(a)))
 
   /** Graph commands are the mock's; every other command goes to the fallback, when there is one. */
   const isMine = (command: Command): boolean =>

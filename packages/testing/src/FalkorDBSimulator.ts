@@ -24,6 +24,7 @@
  *
  * @since 0.1.0
  */
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import { Buffer } from "node:buffer"
 import * as Net from "node:net"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
@@ -143,7 +144,6 @@ export const ceiling = (workers: number, serviceMicros: number, connections: num
   (Math.min(workers, connections) * 1_000_000) / serviceMicros
 
 const latin1 = new TextDecoder("latin1")
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 const encode = (text: string) => Buffer.from(text)
 const simple = (text: string) => encode(`+${text}\r\n`)
 const errorBytes = (text: string) => encode(`-${text.replace(/[\r\n]+/g, " ")}\r\n`)
@@ -342,7 +342,7 @@ export const make = Effect.fn("FalkorDBSimulator.make")(function* (options: Simu
           close: false
         }
       }
-      const query = utf8.decode(args[2]!)
+      const query = decodeUtf8(args[2]!)
       let compact = false
       for (let i = 3; i < args.length; i++) if (latin1.decode(args[i]!).toLowerCase() === "--compact") compact = true
       const recorded = replies.get(keyOf(query, compact))
@@ -358,7 +358,7 @@ export const make = Effect.fn("FalkorDBSimulator.make")(function* (options: Simu
     const sub = args.length > 1 ? latin1.decode(args[1]!).toUpperCase() : ""
     switch (name) {
       case "PING":
-        return { reply: args.length > 1 ? bulk(utf8.decode(args[1]!)) : PONG, graph: false, close: false }
+        return { reply: args.length > 1 ? bulk(decodeUtf8(args[1]!)) : PONG, graph: false, close: false }
       case "SELECT":
       case "READONLY":
         return { reply: OK, graph: false, close: false }

@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import { Buffer } from "node:buffer"
 import * as Net from "node:net"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
@@ -251,8 +252,6 @@ export const noReply: Steps = new Steps({ steps: [{ noReply: true }] })
 export const error = (message: string): ErrorReply => new ErrorReply(message)
 
 // Every code point kept: a leading U+FEFF is part of the text.
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
-
 interface MutableConnection {
   id: number
   requests: number
@@ -393,7 +392,7 @@ const toRequest = (reply: Reply): Request | undefined => {
   for (const item of reply as ReadonlyArray<Reply>) {
     if (!(item instanceof Uint8Array)) return undefined
     args.push(item)
-    command.push(utf8.decode(item))
+    command.push(decodeUtf8(item))
   }
   return { command, name: command[0]!.toUpperCase(), args }
 }

@@ -14,7 +14,8 @@ import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import { decodeError, FalkorError, fromServer, VersionMismatch } from "../FalkorError.ts"
 import type { Statistics } from "../Graph.ts"
 import * as Temporal from "../Temporal.ts"
-import { decodeUtf8, text } from "./Text.ts"
+import { text } from "./Text.ts"
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import { Edge, type FalkorMap, type FalkorValue, Node, Path, Point, TypeCode } from "../Value.ts"
 
 /**

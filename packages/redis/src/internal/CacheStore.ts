@@ -17,16 +17,16 @@
  *
  * @internal
  */
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import type { Argument } from "@effect-falkordb/resp/Encoder"
 import { AttributedReply, MapReply, PushReply, type Reply, SetReply, VerbatimReply } from "@effect-falkordb/resp/Reply"
 import { RingBuffer } from "./RingBuffer.ts"
 
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 const latin1 = new TextDecoder("latin1")
 
 /** A Redis key as index text (see the module note on binary keys). */
 export const keyText = (key: Argument | Reply): string =>
-  typeof key === "string" ? key : key instanceof Uint8Array ? utf8.decode(key) : String(key)
+  typeof key === "string" ? key : key instanceof Uint8Array ? decodeUtf8(key) : String(key)
 
 /**
  * The entry id of a command: its upper-case name, then each argument with its length, so no

@@ -1,16 +1,11 @@
 /**
- * The one bytes-to-text conversion of the engine (command names and keys in messages, text
- * replies in `ReplySchema`). UTF-8 with `ignoreBOM`: a leading U+FEFF is part of the text,
- * not a marker to drop.
+ * Command arguments as text for the engine's messages (command names, keys), through
+ * `@effect-falkordb/resp/Text`'s `decodeUtf8` (a leading U+FEFF is part of the text).
  *
  * @internal
  */
-
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
-
-/** UTF-8 bytes as text, every code point kept. */
-export const decodeUtf8 = (bytes: Uint8Array): string => utf8.decode(bytes)
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 
 /** A command argument (or any value) as text for messages. */
 export const argumentText = (value: unknown): string =>
-  typeof value === "string" ? value : value instanceof Uint8Array ? utf8.decode(value) : String(value)
+  typeof value === "string" ? value : value instanceof Uint8Array ? decodeUtf8(value) : String(value)
