@@ -1,0 +1,124 @@
+/**
+ * One graph workload against a real FalkorDB, run long enough to profile or to compare CPU per
+ * query between this client and falkordb-ts:
+ *
+ * ```sh
+ * ./node_modules/.bin/node --conditions=@effect-falkordb/source --cpu-prof --cpu-prof-dir=/tmp/prof \
+ *   packages/bench/src/graph-profile.ts --query=traversal --callers=1 --seconds=5 --client=ours
+ * ```
+ *
+ * Flags: `--query=return1|traversal|large` (`large`: 20,000 nodes per reply), `--callers=` (1),
+ * `--seconds=` (5), `--client=ours|falkordb-ts`, `--port=` (a server that has the module; else one
+ * is started with the module Embedded finds). Prints queries/s and this process's CPU µs per query;
+ * `--top` prints the functions with the most self time from a CPU profile of the run (no file needed).
+ *
+ * @since 0.1.0
+ */
+import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { FalkorDB as FalkorTs } from "falkordb"
+import * as Inspector from "node:inspector"
+import * as Harness from "./harness.ts"
+
+const flag = (name: string, fallback: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
+
+const GRAPH = "bench-profile"
+const QUERIES: Record<string, string> = {
+  return1: "RETURN 1 AS fast",
+  traversal: "MATCH (a:Person {name: 'Alice'})-[r:KNOWS]->(b:Person) RETURN a AS node, r AS edge, b AS other",
+  large: "MATCH (n:Item) RETURN n"
+}
+const query = QUERIES[flag("query", "traversal")]!
+const callers = Number(flag("callers", "1"))
+const seconds = Number(flag("seconds", "5"))
+const client = flag("client", "ours")
+const portFlag = flag("port", "")
+
+interface ProfileNode {
+  readonly id: number
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
+}
+
+/** The top self-time functions of a CPU profile taken while `effect` runs. */
+const topOf = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const session = new Inspector.Session()
+    session.connect()
+    const post = (method: string) =>
+      Effect.callback<any>((resume) =>
+        session.post(method, (error, result) => resume(error ? Effect.die(error) : Effect.succeed(result)))
+      )
+    yield* post("Profiler.enable")
+    yield* post("Profiler.start")
+    const result = yield* effect
+    const { profile } = yield* post("Profiler.stop")
+    session.disconnect()
+    const byId = new Map<number, ProfileNode>((profile.nodes as Array<ProfileNode>).map((node) => [node.id, node]))
+    const self = new Map<string, number>()
+    const samples = profile.samples as Array<number>
+    for (const id of samples) {
+      const node = byId.get(id)!
+      const frame = node.callFrame
+      const where = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*\/(packages|node_modules)\//, "$1/")}:${frame.lineNumber + 1}`
+      self.set(where, (self.get(where) ?? 0) + 1)
+    }
+    const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)
+    console.log(top.map(([where, n]) => `${((100 * n) / samples.length).toFixed(1).padStart(5)}%  ${where}`).join("\n"))
+    return result
+  })
+
+const program = Effect.scoped(
+  Effect.gen(function* () {
+    let port = Number(portFlag)
+    if (portFlag === "") {
+      const server = yield* Embedded.make({ requireModule: true })
+      port = server.port
+    }
+    const admin = yield* RedisConnection.makeSingle({ port })
+    yield* admin.execute(["GRAPH.DELETE", GRAPH]).pipe(Effect.ignore)
+    yield* admin.execute([
+      "GRAPH.QUERY",
+      GRAPH,
+      "CREATE (:Person {name: 'Alice', age: 30})-[:KNOWS {since: 2020}]->(:Person {name: 'Bob', age: 25})"
+    ])
+    yield* admin.execute([
+      "GRAPH.QUERY",
+      GRAPH,
+      "UNWIND range(1, 20000) AS i CREATE (:Item {id: i, name: 'item-' + toString(i), score: i * 0.5})"
+    ])
+    let loop: (millis: number) => Effect.Effect<Harness.Sample, unknown>
+    if (client === "falkordb-ts") {
+      const db = yield* Effect.acquireRelease(
+        Effect.tryPromise(() => FalkorTs.connect({ socket: { host: "127.0.0.1", port } })),
+        (db) => Effect.promise(() => db.close().catch(() => undefined))
+      )
+      const g = db.selectGraph(GRAPH)
+      loop = (millis) => Effect.tryPromise(() => Harness.runPromiseLoop(callers, millis, () => g.roQuery(query)))
+    } else {
+      const context = yield* Layer.build(FalkorDB.layer({ url: `redis://127.0.0.1:${port}` }))
+      const g = (context.mapUnsafe.get(FalkorDB.FalkorDB.key) as FalkorDB.FalkorDB["Service"]).graph(GRAPH)
+      loop = (millis) => Harness.runEffectLoop(callers, millis, () => g.roQuery(query))
+    }
+    // A short warm-up: schema caches filled, code optimised.
+    yield* loop(1000)
+    const cpu = process.cpuUsage()
+    const sample = yield* process.argv.includes("--top") ? topOf(loop(seconds * 1000)) : loop(seconds * 1000)
+    const used = process.cpuUsage(cpu)
+    console.log(
+      `${client} ${flag("query", "traversal")} ${callers} callers: ${Harness.formatRate(sample.ops / sample.seconds)}/s, ` +
+        `CPU ${((used.user + used.system) / sample.ops).toFixed(1)} µs/query (${sample.ops} queries)`
+    )
+  })
+)
+
+Effect.runPromise(program).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
