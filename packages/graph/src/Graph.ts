@@ -32,6 +32,7 @@ import * as Measure from "./internal/Measure.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
 import * as QueryText from "./internal/QueryText.ts"
 import * as RowStream from "./internal/RowStream.ts"
+import { firstPathKey } from "./internal/SchemaIssue.ts"
 import * as Spans from "./internal/Spans.ts"
 import type { QueryCommand } from "./internal/QueryPath.ts"
 import { isOk, parseMemoryUsage, parsePlan, parseSlowlog } from "./internal/Replies.ts"
@@ -695,27 +696,4 @@ const nameProblem = (name: unknown, argument: string): FalkorError | undefined =
       serverMessage: undefined
     })
   })
-}
-
-const firstPathKey = (error: Schema.SchemaError): string | undefined => {
-  // Walk the issue tree to the first Pointer: its first path segment is the column alias.
-  const visit = (issue: unknown): string | undefined => {
-    if (typeof issue !== "object" || issue === null) return undefined
-    const node = issue as {
-      _tag?: string
-      path?: ReadonlyArray<PropertyKey>
-      issue?: unknown
-      issues?: ReadonlyArray<unknown>
-    }
-    if (node._tag === "Pointer" && node.path !== undefined && node.path.length > 0) return String(node.path[0])
-    if (node.issue !== undefined) return visit(node.issue)
-    if (node.issues !== undefined) {
-      for (const inner of node.issues) {
-        const found = visit(inner)
-        if (found !== undefined) return found
-      }
-    }
-    return undefined
-  }
-  return visit(error.issue)
 }

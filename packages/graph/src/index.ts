@@ -24,6 +24,10 @@ export * as GraphInfo from "./GraphInfo.ts"
 /** @since 0.1.0 */
 export * as GraphMetrics from "./GraphMetrics.ts"
 /** @since 0.1.0 */
+export * as GraphResolver from "./GraphResolver.ts"
+/** @since 0.1.0 */
+export * as GraphSchema from "./GraphSchema.ts"
+/** @since 0.1.0 */
 export * as Identifier from "./Identifier.ts"
 /** @since 0.1.0 */
 export * as Indexes from "./Indexes.ts"
