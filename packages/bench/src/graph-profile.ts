@@ -10,7 +10,8 @@
  * Flags: `--query=return1|traversal|large` (`large`: 20,000 nodes per reply), `--callers=` (1),
  * `--seconds=` (5), `--client=ours|falkordb-ts`, `--port=` (a server that has the module; else one
  * is started with the module Embedded finds). Prints queries/s and this process's CPU µs per query;
- * `--top` prints the functions with the most self time from a CPU profile of the run (no file needed).
+ * `--top` prints the functions with the most self time from a CPU profile of the run (no file needed);
+ * `--alloc` the bytes allocated per query and the top allocation sites (`--alloc-callers` with callers).
  *
  * @since 0.1.0
  */
@@ -20,8 +21,8 @@ import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { FalkorDB as FalkorTs } from "falkordb"
-import * as Inspector from "node:inspector"
 import * as Harness from "./harness.ts"
+import * as Inspect from "./inspect.ts"
 
 const flag = (name: string, fallback: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
@@ -37,39 +38,6 @@ const callers = Number(flag("callers", "1"))
 const seconds = Number(flag("seconds", "5"))
 const client = flag("client", "ours")
 const portFlag = flag("port", "")
-
-interface ProfileNode {
-  readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
-}
-
-/** The top self-time functions of a CPU profile taken while `effect` runs. */
-const topOf = <A, E>(effect: Effect.Effect<A, E>) =>
-  Effect.gen(function* () {
-    const session = new Inspector.Session()
-    session.connect()
-    const post = (method: string) =>
-      Effect.callback<any>((resume) =>
-        session.post(method, (error, result) => resume(error ? Effect.die(error) : Effect.succeed(result)))
-      )
-    yield* post("Profiler.enable")
-    yield* post("Profiler.start")
-    const result = yield* effect
-    const { profile } = yield* post("Profiler.stop")
-    session.disconnect()
-    const byId = new Map<number, ProfileNode>((profile.nodes as Array<ProfileNode>).map((node) => [node.id, node]))
-    const self = new Map<string, number>()
-    const samples = profile.samples as Array<number>
-    for (const id of samples) {
-      const node = byId.get(id)!
-      const frame = node.callFrame
-      const where = `${frame.functionName || "(anonymous)"} ${frame.url.replace(/^.*\/(packages|node_modules)\//, "$1/")}:${frame.lineNumber + 1}`
-      self.set(where, (self.get(where) ?? 0) + 1)
-    }
-    const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)
-    console.log(top.map(([where, n]) => `${((100 * n) / samples.length).toFixed(1).padStart(5)}%  ${where}`).join("\n"))
-    return result
-  })
 
 const program = Effect.scoped(
   Effect.gen(function* () {
@@ -106,7 +74,15 @@ const program = Effect.scoped(
     // A short warm-up: schema caches filled, code optimised.
     yield* loop(1000)
     const cpu = process.cpuUsage()
-    const sample = yield* process.argv.includes("--top") ? topOf(loop(seconds * 1000)) : loop(seconds * 1000)
+    const measured = loop(seconds * 1000)
+    const sample = yield* process.argv.includes("--top")
+      ? Inspect.cpuTop(measured)
+      : process.argv.includes("--alloc")
+        ? Inspect.allocations(measured, (s) => s.ops, {
+            unit: "query",
+            withCallers: process.argv.includes("--alloc-callers")
+          })
+        : measured
     const used = process.cpuUsage(cpu)
     console.log(
       `${client} ${flag("query", "traversal")} ${callers} callers: ${Harness.formatRate(sample.ops / sample.seconds)}/s, ` +

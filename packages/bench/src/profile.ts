@@ -21,9 +21,9 @@
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as Effect from "effect/Effect"
-import * as Inspector from "node:inspector"
 import * as Net from "node:net"
 import * as Harness from "./harness.ts"
+import * as Inspect from "./inspect.ts"
 import * as Peers from "./peers.ts"
 
 const flag = (name: string, fallback: string): string =>
@@ -58,58 +58,6 @@ if (counting) {
 // objects included: what the garbage collector has to sweep per SET, and where it comes from.
 const allocationCallers = process.argv.includes("--alloc-callers")
 const allocating = allocationCallers || process.argv.includes("--alloc")
-const session = allocating ? new Inspector.Session() : undefined
-session?.connect()
-const post = (method: string, params?: object): Promise<any> =>
-  new Promise((resolve, reject) =>
-    session!.post(method, params, (error, result) => (error === null ? resolve(result) : reject(error)))
-  )
-
-interface SamplingNode {
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
-  readonly selfSize: number
-  readonly children: ReadonlyArray<SamplingNode>
-}
-
-/** Sampled bytes by allocation site (function, file, line), largest first. */
-const allocationSites = (root: SamplingNode): { total: number; sites: Array<[string, number]> } => {
-  const sites = new Map<string, number>()
-  let total = 0
-  const frameText = (node: SamplingNode) =>
-    `${node.callFrame.functionName || "(anonymous)"} ${node.callFrame.url.replace(/^.*\/(packages|node_modules)\//, "")}:${node.callFrame.lineNumber + 1}`
-  const visit = (node: SamplingNode, caller: SamplingNode | undefined) => {
-    if (node.selfSize > 0) {
-      // `--alloc-callers`: each site with the function that called it.
-      const site =
-        allocationCallers && caller !== undefined ? `${frameText(node)} < ${frameText(caller)}` : frameText(node)
-      sites.set(site, (sites.get(site) ?? 0) + node.selfSize)
-      total += node.selfSize
-    }
-    for (const child of node.children) visit(child, node)
-  }
-  visit(root, undefined)
-  return { total, sites: [...sites].sort((a, b) => b[1] - a[1]) }
-}
-
-const startAllocations = Effect.promise(async () => {
-  if (!allocating) return
-  await post("HeapProfiler.enable")
-  await post("HeapProfiler.startSampling", {
-    samplingInterval: 1024,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
-  })
-})
-
-const stopAllocations = (ops: number) =>
-  Effect.promise(async () => {
-    if (!allocating) return
-    const { profile } = await post("HeapProfiler.stopSampling")
-    const { total, sites } = allocationSites(profile.head)
-    console.log(`  ${(total / ops).toFixed(0)} bytes allocated per SET; top sites (bytes per SET):`)
-    for (const [site, bytes] of sites.slice(0, 25)) console.log(`  ${(bytes / ops).toFixed(1).padStart(8)}  ${site}`)
-  })
-
 const cellOptions = {
   load: { callers, window, batch: batchFlag !== "" },
   op: "SET" as const,
@@ -132,11 +80,11 @@ const timed = <E>(run: Effect.Effect<Harness.Sample, E>) =>
   Effect.gen(function* () {
     writes = 0
     chunks = 0
-    yield* startAllocations
     const cpu = process.cpuUsage()
-    const sample = yield* run
+    const sample = yield* allocating
+      ? Inspect.allocations(run, (s) => s.ops, { unit: "SET", withCallers: allocationCallers })
+      : run
     const used = process.cpuUsage(cpu)
-    yield* stopAllocations(sample.ops)
     return { ...sample, cpuMicros: used.user + used.system }
   })
 
