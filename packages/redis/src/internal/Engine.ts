@@ -1,5 +1,5 @@
 /**
- * One multiplexed socket ("engine"), ARCHITECTURE §4.1: admission, the writer and the
+ * One multiplexed socket ("engine"), ARCHITECTURE.md §3 (how a reply finds its caller): admission, the writer and the
  * supervisor. The request records are in `Request.ts`, the socket's reader in
  * `Connection.ts`, socket opening and the handshake commands in `Socket.ts`.
  *
