@@ -54,6 +54,7 @@
  */
 import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { MapReply, type Reply } from "@effect-falkordb/resp/Reply"
+import { decodeUtf8 } from "@effect-falkordb/resp/Text"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -609,9 +610,8 @@ const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('
 const RECORD = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) return 1 end return 0`
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`
 
-const utf8 = new TextDecoder("utf-8", { ignoreBOM: true })
 const replyText = (reply: Reply): string | undefined =>
-  typeof reply === "string" ? reply : reply instanceof Uint8Array ? utf8.decode(reply) : undefined
+  typeof reply === "string" ? reply : reply instanceof Uint8Array ? decodeUtf8(reply) : undefined
 
 /**
  * The default record key of a graph's migrations: `{<graph>}:migrations`.
