@@ -4,10 +4,14 @@
  * scratchpad file).
  */
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+import * as GraphModel from "@effect-falkordb/graph/GraphModel"
 import * as GraphResolver from "@effect-falkordb/graph/GraphResolver"
 import * as GraphSchema from "@effect-falkordb/graph/GraphSchema"
+import * as Temporal from "@effect-falkordb/graph/Temporal"
+import * as Value from "@effect-falkordb/graph/Value"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { Model } from "effect/schema"
 
 // README: GraphResolver
 const User = Schema.Struct({ id: Schema.String, name: Schema.String })
@@ -49,4 +53,34 @@ export const peopleBornAfter = Effect.gen(function* () {
       graph.roQuery("MATCH (p:Person) WHERE p.born > $year RETURN p.name AS name, p.born AS born", request)
   })
   return yield* find({ year: 1900 })
+})
+
+// README: GraphModel
+class Person extends Model.Class<Person>("Person")({
+  id: Model.GeneratedByApp(Schema.String),
+  name: Schema.String,
+  born: Value.DateSchema, // stored as a FalkorDB date
+  embedding: Schema.NullOr(Value.VectorSchema), // stored as vecf32
+  followers: Schema.BigInt // stored as an integer, read back as a bigint
+}) {}
+
+export const people = Effect.gen(function* () {
+  const graph = (yield* FalkorDB.FalkorDB).graph("social")
+  const repository = yield* GraphModel.makeRepository(Person, { graph, label: "Person", idColumn: "id" })
+  const ada = yield* repository.insert({
+    id: "ada",
+    name: "Ada",
+    born: new Temporal.Date(-4850582400),
+    embedding: new Float32Array([0.1, 0.2]),
+    followers: 12n
+  })
+  yield* repository.update({ ...ada, name: "Ada Lovelace" })
+  yield* repository.relate("ada", "KNOWS", "charles", { properties: { since: 1833 } })
+  const known = yield* repository.related("ada", "KNOWS") // Array<Person>
+
+  // Batched: the calls of many fibers in one tick are one UNWIND query.
+  const resolvers = yield* GraphModel.makeResolvers(Person, { graph, label: "Person", idColumn: "id" })
+  const findById = GraphResolver.request(resolvers.findById)
+  const found = yield* Effect.forEach(["ada", "charles"], findById, { concurrency: "unbounded" })
+  return { known, found }
 })

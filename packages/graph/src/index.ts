@@ -22,6 +22,8 @@ export * as Graph from "./Graph.ts"
 /** @since 0.1.0 */
 export * as GraphInfo from "./GraphInfo.ts"
 /** @since 0.1.0 */
+export * as GraphModel from "./GraphModel.ts"
+/** @since 0.1.0 */
 export * as GraphMetrics from "./GraphMetrics.ts"
 /** @since 0.1.0 */
 export * as GraphMigrator from "./GraphMigrator.ts"
