@@ -36,6 +36,10 @@ export * as Identifier from "./Identifier.ts"
 /** @since 0.1.0 */
 export * as Indexes from "./Indexes.ts"
 /** @since 0.1.0 */
+export * as Ingest from "./Ingest.ts"
+/** @since 0.1.0 */
+export * as LoadError from "./LoadError.ts"
+/** @since 0.1.0 */
 export * as Procedures from "./Procedures.ts"
 /** @since 0.1.0 */
 export * as Row from "./Row.ts"
