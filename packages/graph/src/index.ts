@@ -12,6 +12,8 @@ export * as Batch from "./Batch.ts"
 /** @since 0.1.0 */
 export * as Constraints from "./Constraints.ts"
 /** @since 0.1.0 */
+export * as BulkLoader from "./BulkLoader.ts"
+/** @since 0.1.0 */
 export * as Cypher from "./Cypher.ts"
 /** @since 0.1.0 */
 export * as FalkorDB from "./FalkorDB.ts"

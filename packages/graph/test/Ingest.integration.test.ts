@@ -38,12 +38,12 @@ describe.skipIf(!url)("Ingest against a real FalkorDB (FALKORDB_URL)", () => {
         assert.strictEqual(summary.batches, 3)
         assert.strictEqual(summary.nodesCreated, 2500)
         assert.strictEqual(summary.retries, 0)
-        assert.deepStrictEqual(
-          seen.map((p) => p.batches),
-          [1, 2, 3]
-        )
-        // Progress only grows, and ends at the whole stream.
-        for (let i = 1; i < seen.length; i++) assert.isTrue(seen[i]!.records >= seen[i - 1]!.records)
+        // Progress only grows (with 2 in flight a later batch may complete first), and ends at
+        // the whole stream.
+        for (let i = 1; i < seen.length; i++) {
+          assert.isTrue(seen[i]!.records >= seen[i - 1]!.records && seen[i]!.batches >= seen[i - 1]!.batches)
+        }
+        assert.strictEqual(seen[2]!.batches, 3)
         assert.strictEqual(seen.length, 3)
         assert.strictEqual(seen[2]!.records, 2500)
         assert.isTrue(seen[2]!.rate > 0 && Duration.toMillis(seen[2]!.elapsed) >= 0)
