@@ -16,7 +16,7 @@ import * as path from "node:path"
 
 const root = path.resolve(import.meta.dirname, "..")
 const tool = path.join(root, "scripts", "docgen")
-const packages = ["resp", "redis", "graph", "testing", "embedded"]
+const packages = ["resp", "redis", "graph", "testing", "embedded", "cli"]
 
 const run = (file, args, cwd, env = process.env) => {
   const result = spawnSync(file, args, { cwd, stdio: "inherit", env })
