@@ -4,7 +4,8 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-large,graph-stream`,
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-large,graph-stream,bulk`
+ * (`bulk` only when named: `--bulk-nodes=N --bulk-relationships=M`, default 1M and 2M, 20k/40k with `--quick`),
  * `--no-write` (print only), `--save FILE` (every measured cell's CPU per op and rate as JSON),
  * `--compare FILE` (each cell's CPU-per-op ratio against such a saved baseline), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
  * simulated FalkorDB of `graph-throughput`, one table per service time). The real-FalkorDB
@@ -14,6 +15,7 @@
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
+import * as Bulk from "./bulk.ts"
 import * as ClientCache from "./clientcache.ts"
 import * as ClusterBench from "./cluster.ts"
 import * as Decoder from "./decoder.ts"
@@ -116,6 +118,12 @@ const program = Effect.gen(function* () {
     )
   }
   if (wanted("cluster")) yield* section("cluster", ClusterBench.run(settings))
+  // Opt-in (never part of a run without --only): it loads millions of rows.
+  if (only?.includes("bulk")) {
+    const nodes = Number(flag("bulk-nodes") ?? (quick ? 20_000 : 1_000_000))
+    const relationships = Number(flag("bulk-relationships") ?? nodes * 2)
+    yield* section("bulk", Bulk.run({ nodes, relationships, sample: Math.min(10_000, nodes) }))
+  }
   if (wanted("engines-sim")) {
     Baseline.beginSection("engines-sim")
     // Long cells: the self-sizing client needs a second or two to find its size.
