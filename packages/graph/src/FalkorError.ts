@@ -347,8 +347,10 @@ export class VersionMismatch extends Data.TaggedError("VersionMismatch")<
 }
 
 /**
- * The engine failed the command: connection lost, offline, closed, protocol error, … The
- * engine's `RedisError` is the `cause`; its `written` says whether the query may have run.
+ * The engine failed the command: connection lost, offline, closed, protocol error, or a
+ * server refusing every command for a while (`LOADING`, `BUSY`, `MASTERDOWN`, `TRYAGAIN`,
+ * `CLUSTERDOWN`: nothing ran). The engine's `RedisError` is the `cause`;
+ * `FalkorError.mayHaveRun` says whether the query may have run.
  *
  * @since 0.1.0
  * @category reasons
@@ -767,6 +769,52 @@ export class FalkorError extends Data.TaggedError("FalkorError")<{ readonly reas
   get isRetryable(): boolean {
     return this.reason.isRetryable
   }
+  /**
+   * Whether the query may have run on the server (so a write may have been applied): what a
+   * caller needs to know before running a failed `query` again. True for a connection lost
+   * or a client timeout after the query was sent (`Connection` whose engine error is
+   * `written`, `Timeout { stillRunning }`), and for a reply the client could not decode
+   * (`Decode`, `UnknownSchemaId`, `RowDecode`: the server ran the query and answered). False
+   * when the query was never sent, or the server refused it or failed it as a whole (FalkorDB
+   * undoes the changes of a query that fails) — including a server refusing every command
+   * for a while (`LOADING`, `BUSY`, `MASTERDOWN`, `TRYAGAIN`, `CLUSTERDOWN`: a `Connection`
+   * whose engine error is such a reply).
+   *
+   * @example
+   * ```ts
+   * import * as Effect from "effect/Effect"
+   * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+   *
+   * const create = (id: string) =>
+   *   Effect.gen(function* () {
+   *     const db = yield* FalkorDB.FalkorDB
+   *     yield* db.graph("ledger").query("CREATE (:Entry {id: $id})", { id })
+   *     return "applied" as const
+   *   }).pipe(
+   *     Effect.catchTag("FalkorError", (error) =>
+   *       // Unknown: look for the entry before creating it again. Not run: safe to run again.
+   *       Effect.succeed(error.mayHaveRun ? ("unknown" as const) : ("not applied" as const))
+   *     )
+   *   )
+   * ```
+   *
+   * @since 0.1.0
+   */
+  get mayHaveRun(): boolean {
+    const reason = this.reason
+    switch (reason._tag) {
+      case "Connection":
+        return reason.cause.written && !(reason.cause.reason._tag === "Reply" && reason.cause.reason.notExecuted)
+      case "Timeout":
+        return reason.origin === "client" && reason.stillRunning
+      case "Decode":
+      case "UnknownSchemaId":
+      case "RowDecode":
+        return true
+      default:
+        return false
+    }
+  }
 }
 
 /**
@@ -987,7 +1035,8 @@ export const fromServer = (serverMessage: string, context: Context): FalkorError
   new FalkorError({ reason: reasonFromServer(serverMessage, context) })
 
 /**
- * An engine error as a `FalkorError`: an error reply is classified from its text, a client
+ * An engine error as a `FalkorError`: an error reply is classified from its text (one that
+ * refuses every command for a while — `LOADING`, `BUSY`, … — stays `Connection`), a client
  * timeout becomes `Timeout { origin: "client" }`, an argument the engine refused becomes
  * `InvalidArgument`, anything else `Connection` with the engine error as `cause`.
  *
@@ -999,6 +1048,9 @@ export const fromRedis = (error: RedisError, context: Context): FalkorError => {
   const reason = error.reason
   switch (reason._tag) {
     case "Reply":
+      // A server refusing every command for a while (LOADING, BUSY, MASTERDOWN, …) did not run
+      // the query: the engine's reason keeps that (notExecuted, retryable), a Runtime would not.
+      if (reason.notExecuted) return new FalkorError({ reason: new Connection({ graph, command, cause: error }) })
       return fromServer(reason.serverMessage, context)
     case "Timeout":
       return new FalkorError({
