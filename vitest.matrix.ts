@@ -26,6 +26,7 @@ export const matrixFiles = [
   "PubSub", // RESP2 and RESP3, patterns, sharded channels
   "ClientCache", // CLIENT TRACKING (default and broadcast), RESP3 invalidation pushes
   "Cluster", // CLUSTER SHARDS, MOVED/ASK, failover
+  "ClusterDatabase", // SELECT on a cluster: refused by Redis, served by Valkey 9 (cluster-databases)
   "Sentinel" // SENTINEL replies, failover
 ].map((name) => `test/${name}.test.ts`)
 

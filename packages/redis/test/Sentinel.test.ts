@@ -370,7 +370,12 @@ describe("sentinel", { timeout: 120_000 }, () => {
         const results = yield* Fiber.join(running)
 
         // The ledger, read from the final primary.
-        const final = yield* RedisConnection.makeSingle({ port: third, password: DATA_PASSWORD })
+        // Reading the ledger is not under test: a loaded machine must not fail it at the default 5 s.
+        const final = yield* RedisConnection.makeSingle({
+          port: third,
+          password: DATA_PASSWORD,
+          commandTimeout: "30 seconds"
+        })
         assert.strictEqual(infoField(yield* final.execute(["INFO", "replication"]), "role"), "master")
         for (let i = 0; i < labels.length; i++) {
           const label = labels[i]!

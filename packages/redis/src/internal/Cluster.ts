@@ -306,11 +306,15 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
       if (shard === undefined) continue
       for (const address of [shard.primary, ...shard.replicas]) candidates.set(label(address), address)
     }
+    // A node that answered with an error (its handshake refused: a wrong password, a database
+    // the cluster does not serve) is a better account of the failure than "unreachable".
+    let refusal: RedisError | undefined
     for (const address of candidates.values()) {
       const exit = yield* Effect.exit(ask(address))
       if (exit._tag === "Failure") {
         const error = Cause.findErrorOption(exit.cause)
         tried.push(`${label(address)}: ${Option.isSome(error) ? error.value.reason.message : "interrupted"}`)
+        if (refusal === undefined && Option.isSome(error) && error.value.reason._tag === "Reply") refusal = error.value
         continue
       }
       if (typeof exit.value === "string") {
@@ -321,6 +325,7 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
       lastAnswered = address
       return
     }
+    if (refusal !== undefined) return yield* refusal
     return yield* new RedisError({
       reason: new Offline({ message: `no cluster node answered the slot map; tried ${tried.join("; ")}` })
     })

@@ -36,7 +36,7 @@ import type { ClientMetrics } from "./EngineMetrics.ts"
 import { FullDuplexWindow } from "./FullDuplexWindow.ts"
 import { ABANDONED, type AnyRequest, boundUnsentWait, QUEUED, Request, SETTLED, WRITTEN } from "./Request.ts"
 import { RingBuffer } from "./RingBuffer.ts"
-import { handshakeCommands, openSocket } from "./Socket.ts"
+import { handshakeCommands, handshakeRefusal, openSocket } from "./Socket.ts"
 
 /** Backoff of the readiness probe while the server loads its dataset: 10 ms doubling to 100 ms. */
 const LOADING_FIRST_DELAY = 10
@@ -715,13 +715,7 @@ export class Engine {
       const replies = yield* this.exchange(connection, commands, deadline)
       for (let i = 0; i < replies.length - 1; i++) {
         const reply = replies[i]
-        if (reply instanceof ErrorReply) {
-          return yield* fromErrorReply(
-            reply,
-            commandName(commands[i]),
-            `handshake with ${this.options.target} failed at ${commandName(commands[i])}: ${reply.message}`
-          )
-        }
+        if (reply instanceof ErrorReply) return yield* handshakeRefusal(reply, commands[i]!, this.options.target)
       }
       let probe = replies[replies.length - 1]
       const stillLoading = `${this.options.target} was still loading its dataset after ${this.options.connectTimeout} ms (connectTimeout); commands wait for a later reconnect`

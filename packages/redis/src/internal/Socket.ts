@@ -6,12 +6,14 @@
  * @internal
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
+import type { ErrorReply } from "@effect-falkordb/resp/Reply"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
-import { Offline, RedisError } from "../RedisError.ts"
+import { fromErrorReply, Offline, RedisError } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
+import { commandName } from "./CommandValidation.ts"
 
 /** Adds the human hint for the common connect failures. */
 const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): string => {
@@ -110,4 +112,18 @@ export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
   // a peer that is not Redis, or expects TLS, is caught here).
   commands.push(["PING"])
   return commands
+}
+
+/**
+ * A handshake command the server refused, as the connect's error. A refused `SELECT` says which
+ * databases servers serve: the servers differ on a cluster (Redis: `SELECT is not allowed in
+ * cluster mode`; Valkey 9: `DB index is out of range` past its `cluster-databases`).
+ */
+export const handshakeRefusal = (reply: ErrorReply, command: Command, target: string): RedisError => {
+  const name = commandName(command)
+  const advice =
+    name === "SELECT"
+      ? ` (database ${String(command[1])}: a Redis Cluster serves database 0 only, a Valkey 9 cluster the first cluster-databases, a standalone server the first databases of its config)`
+      : ""
+  return fromErrorReply(reply, name, `handshake with ${target} failed at ${name}: ${reply.message}${advice}`)
 }

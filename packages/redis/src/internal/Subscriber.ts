@@ -25,7 +25,7 @@ import type * as Net from "node:net"
 import { Closed, ConnectionLost, fromErrorReply, Offline, Protocol, RedisError } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import type { Kind } from "../RedisPubSub.ts"
-import { handshakeCommands, openSocket } from "./Socket.ts"
+import { handshakeCommands, handshakeRefusal, openSocket } from "./Socket.ts"
 
 const SUBSCRIBE: Record<Kind, string> = { channel: "SUBSCRIBE", pattern: "PSUBSCRIBE", shard: "SSUBSCRIBE" }
 const UNSUBSCRIBE: Record<Kind, string> = { channel: "UNSUBSCRIBE", pattern: "PUNSUBSCRIBE", shard: "SUNSUBSCRIBE" }
@@ -306,7 +306,7 @@ export class Subscriber {
         const answer = answers[i]!
         if (answer instanceof ErrorReply) {
           socket.destroy()
-          return yield* fromErrorReply(answer, String(handshake[i]![0]))
+          return yield* handshakeRefusal(answer, handshake[i]!, this.options.target)
         }
       }
       if (locator !== undefined) {
