@@ -4,7 +4,7 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-large,graph-stream,bulk`
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-large,graph-stream,resolver,bulk`
  * (`bulk` only when named: `--bulk-nodes=N --bulk-relationships=M`, default 1M and 2M, 20k/40k with `--quick`),
  * `--no-write` (print only), `--save FILE` (every measured cell's CPU per op and rate as JSON),
  * `--compare FILE` (each cell's CPU-per-op ratio against such a saved baseline), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
@@ -28,6 +28,7 @@ import * as Harness from "./harness.ts"
 import * as Instrumentation from "./instrumentation.ts"
 import * as Peers from "./peers.ts"
 import * as RateLimiterBench from "./ratelimiter.ts"
+import * as Resolver from "./resolver.ts"
 import * as Strategies from "./strategies.ts"
 import * as Transport from "./transport.ts"
 
@@ -151,6 +152,7 @@ const program = Effect.gen(function* () {
   }
   if (wanted("graph-large"))
     yield* section("graph-large", GraphLarge.run({ nodes: quick ? 50_000 : 200_000, runs: quick ? 1 : 3 }))
+  if (wanted("resolver")) yield* section("resolver", Resolver.run(settings))
   if (wanted("decoder")) {
     yield* emit(`### RESP decoder\n\n${Decoder.toMarkdown(Decoder.run({ runs: settings.decoderRuns }))}`)
     yield* emit(Decoder.linesToMarkdown(Decoder.runLines({ runs: settings.decoderRuns })))

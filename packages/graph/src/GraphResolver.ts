@@ -58,7 +58,7 @@ import * as Request from "effect/Request"
 import * as RequestResolver from "effect/RequestResolver"
 import * as Schema from "effect/Schema"
 import type { FalkorError } from "./FalkorError.ts"
-import { decoder, describe, encoder, malformedAnswer, type Rows, rowsOf } from "./internal/Requests.ts"
+import { decoder, describe, encoder, malformedAnswer, type Rows, rowDecode, rowsOf } from "./internal/Requests.ts"
 
 /**
  * A request of a graph resolver: its payload, and the result, error and services of the
@@ -254,7 +254,7 @@ const distribute = <
   G extends { readonly entries: ReadonlyArray<Entry<any, any, any, any>> }
 >(
   rows: ReadonlyArray<unknown>,
-  decode: (row: unknown, index: number, request: string) => Effect.Effect<Res["Type"], FalkorError, any>,
+  decode: (row: unknown) => Effect.Effect<Res["Type"], Schema.SchemaError, any>,
   options: {
     readonly name: string
     readonly groups: MutableHashMap.MutableHashMap<unknown, G>
@@ -265,49 +265,40 @@ const distribute = <
   }
 ) =>
   Effect.gen(function* () {
+    const requestOf = (group: G) => describe(options.name, group.entries[0]!.request.payload)
     const failed = new Map<G, FalkorError>()
-    let unattributed: FalkorError | undefined
+    let unattributed: { readonly cause: Schema.SchemaError; readonly row: number } | undefined
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as Row
-      const decoded = yield* Effect.exit(decode(row, i, options.name))
+      const decoded = yield* Effect.exit(decode(row))
       if (Exit.isSuccess(decoded)) {
         const group = MutableHashMap.get(options.groups, options.keyOf(decoded.value, row))
         if (group._tag === "Some") options.add(group.value, decoded.value)
         continue
       }
-      const error = Cause.squash(decoded.cause) as FalkorError
+      const cause = Cause.squash(decoded.cause) as Schema.SchemaError
       const key = options.rowKey === undefined ? undefined : yield* Effect.option(options.rowKey(row))
       const group = key?._tag === "Some" ? MutableHashMap.get(options.groups, key.value) : undefined
       if (group?._tag === "Some") {
-        if (!failed.has(group.value)) {
-          const request = describe(options.name, group.value.entries[0]!.request.payload)
-          failed.set(group.value, renameRequest(error, request))
-        }
-      } else unattributed ??= error
+        if (!failed.has(group.value)) failed.set(group.value, rowDecode(cause, i, requestOf(group.value)))
+      } else unattributed ??= { cause, row: i }
     }
     for (const [, group] of options.groups) {
       const error = failed.get(group)
-      const exit = error !== undefined ? Exit.fail(error) : options.finish(group)
-      if (Exit.isFailure(exit) && error === undefined && unattributed !== undefined) {
-        const request = describe(options.name, group.entries[0]!.request.payload)
-        completeAll(group.entries, Exit.fail(renameRequest(unattributed, request)))
-      } else completeAll(group.entries, exit)
+      if (error !== undefined) {
+        completeAll(group.entries, Exit.fail(error))
+        continue
+      }
+      const exit = options.finish(group)
+      // A group left without a row may be the one whose row did not decode: it gets that error.
+      completeAll(
+        group.entries,
+        Exit.isFailure(exit) && unattributed !== undefined
+          ? Exit.fail(rowDecode(unattributed.cause, unattributed.row, requestOf(group)))
+          : exit
+      )
     }
   })
-
-/** The same `RowDecode` naming another request. */
-const renameRequest = (error: FalkorError, request: string): FalkorError => {
-  const reason = error.reason
-  if (reason._tag !== "RowDecode") return error
-  return new (error.constructor as typeof FalkorError)({
-    reason: new (reason.constructor as any)({
-      row: reason.row,
-      column: reason.column,
-      cause: reason.cause,
-      command: request
-    })
-  })
-}
 
 const noRow = (name: string, payload: unknown) =>
   Exit.fail(new Cause.NoSuchElementError(`${describe(name, payload)}: no row answers this request`))
@@ -340,7 +331,7 @@ export const findById = <Id extends Schema.Top, Res extends Schema.Top, Row, E, 
 > => {
   const name = options.name ?? "GraphResolver.findById"
   const encode = encoder(options.Id, name, true)
-  const decode = decoder(options.Result)
+  const decode = Schema.decodeUnknownEffect(options.Result)
   const decodeId = Schema.decodeUnknownEffect(options.Id)
   const rowId = options.RowId
   return makeResolver(options, (entries) =>
@@ -399,7 +390,7 @@ export const grouped = <Req extends Schema.Top, Res extends Schema.Top, K, Row, 
 > => {
   const name = options.name ?? "GraphResolver.grouped"
   const encode = encoder(options.Request, name, true)
-  const decode = decoder(options.Result)
+  const decode = Schema.decodeUnknownEffect(options.Result)
   const rowGroupKey = options.RowGroupKey
   return makeResolver(options, (entries) =>
     Effect.gen(function* () {
