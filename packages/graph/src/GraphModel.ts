@@ -321,28 +321,24 @@ export const makeRepository = <S extends Any, Id extends keyof S["Type"] & keyof
     const write = (text: string) => nodes(graph.query, text, toEncoded)
     const read = (text: string) => nodes(graph.roQuery, text, toEncoded)
 
-    const insertOne = GraphSchema.findOne({
-      name: name("insert"),
-      Request: Insert,
-      Result: Model,
-      execute: (request) => write(plan.insert)({ requests: [request as Cypher.ParameterValue] })
-    })
-    const insertVoid = GraphSchema.void({
-      name: name("insertVoid"),
-      Request: Insert,
-      execute: (request) => graph.query(plan.insertVoid, { requests: [request as Cypher.ParameterValue] })
-    })
-    const updateOne = GraphSchema.findOne({
-      name: name("update"),
-      Request: Update,
-      Result: Model,
-      execute: (request) => write(plan.update)({ requests: [request as Cypher.ParameterValue] })
-    })
-    const updateVoid = GraphSchema.void({
-      name: name("updateVoid"),
-      Request: Update,
-      execute: (request) => graph.query(plan.updateVoid, { requests: [request as Cypher.ParameterValue] })
-    })
+    // One node written from one request, returned decoded; or written for its effect.
+    const writeOne = <Req extends Schema.Top>(operation: string, Request: Req, text: string) =>
+      GraphSchema.findOne({
+        name: name(operation),
+        Request,
+        Result: Model,
+        execute: (request) => write(text)({ requests: [request as Cypher.ParameterValue] })
+      })
+    const writeVoid = <Req extends Schema.Top>(operation: string, Request: Req, text: string) =>
+      GraphSchema.void({
+        name: name(operation),
+        Request,
+        execute: (request) => graph.query(text, { requests: [request as Cypher.ParameterValue] })
+      })
+    const insertOne = writeOne("insert", Insert, plan.insert)
+    const insertVoid = writeVoid("insertVoid", Insert, plan.insertVoid)
+    const updateOne = writeOne("update", Update, plan.update)
+    const updateVoid = writeVoid("updateVoid", Update, plan.updateVoid)
     const findOne = GraphSchema.findOne({
       name: name("findById"),
       Request: idSchema,

@@ -64,18 +64,27 @@ export interface Options<Req extends Schema.Top, Res extends Schema.Top, E, R> {
   readonly name?: string | undefined
 }
 
-/** Encode, run, and the rows of the answer. */
-const run = <Req extends Schema.Top, E, R>(options: {
+/** A request schema, a function that runs the encoded request, and the name errors give it. */
+interface RunOptions<Req extends Schema.Top, A, E, R> {
   readonly Request: Req
-  readonly execute: (request: Req["Encoded"]) => Effect.Effect<Answer, E, R>
+  readonly execute: (request: Req["Encoded"]) => Effect.Effect<A, E, R>
   readonly name?: string | undefined
-}) => {
+}
+
+/** Encode and run. */
+const run = <Req extends Schema.Top, A, E, R>(options: RunOptions<Req, A, E, R>) => {
   const encode = encoder(options.Request, options.name ?? "GraphSchema", false)
-  return (request: Req["Type"]) =>
-    encode(request).pipe(
-      Effect.flatMap(options.execute),
-      Effect.map((answer) => rowsOf(answer))
-    )
+  return (request: Req["Type"]) => Effect.flatMap(encode(request), options.execute)
+}
+
+/** Encode, run, the rows of the answer, and a decoder of one row. */
+const prepare = <Req extends Schema.Top, Res extends Schema.Top, E, R>(options: Options<Req, Res, E, R>) => {
+  const execute = run(options)
+  return {
+    rows: (request: Req["Type"]) => Effect.map(execute(request), rowsOf),
+    decode: decoder(options.Result),
+    name: options.name ?? "GraphSchema"
+  }
 }
 
 /**
@@ -86,9 +95,7 @@ const run = <Req extends Schema.Top, E, R>(options: {
  * @category constructors
  */
 export const findAll = <Req extends Schema.Top, Res extends Schema.Top, E, R>(options: Options<Req, Res, E, R>) => {
-  const rows = run(options)
-  const decode = decoder(options.Result)
-  const name = options.name ?? "GraphSchema"
+  const { decode, name, rows } = prepare(options)
   return (
     request: Req["Type"]
   ): Effect.Effect<Array<Res["Type"]>, E | FalkorError, Req["EncodingServices"] | Res["DecodingServices"] | R> =>
@@ -125,9 +132,7 @@ export const findNonEmpty = <Req extends Schema.Top, Res extends Schema.Top, E, 
  * @category constructors
  */
 export const findOne = <Req extends Schema.Top, Res extends Schema.Top, E, R>(options: Options<Req, Res, E, R>) => {
-  const rows = run(options)
-  const decode = decoder(options.Result)
-  const name = options.name ?? "GraphSchema"
+  const { decode, name, rows } = prepare(options)
   return (
     request: Req["Type"]
   ): Effect.Effect<
@@ -151,9 +156,7 @@ export const findOne = <Req extends Schema.Top, Res extends Schema.Top, E, R>(op
 export const findOneOption = <Req extends Schema.Top, Res extends Schema.Top, E, R>(
   options: Options<Req, Res, E, R>
 ) => {
-  const rows = run(options)
-  const decode = decoder(options.Result)
-  const name = options.name ?? "GraphSchema"
+  const { decode, name, rows } = prepare(options)
   return (
     request: Req["Type"]
   ): Effect.Effect<
@@ -168,14 +171,10 @@ export const findOneOption = <Req extends Schema.Top, Res extends Schema.Top, E,
     )
 }
 
-const void_ = <Req extends Schema.Top, E, R>(options: {
-  readonly Request: Req
-  readonly execute: (request: Req["Encoded"]) => Effect.Effect<unknown, E, R>
-  readonly name?: string | undefined
-}) => {
-  const encode = encoder(options.Request, options.name ?? "GraphSchema", false)
+const void_ = <Req extends Schema.Top, E, R>(options: RunOptions<Req, unknown, E, R>) => {
+  const execute = run(options)
   return (request: Req["Type"]): Effect.Effect<void, E | FalkorError, Req["EncodingServices"] | R> =>
-    Effect.asVoid(Effect.flatMap(encode(request), options.execute))
+    Effect.asVoid(execute(request))
 }
 
 export {
