@@ -30,6 +30,8 @@ export * as GraphMetrics from "./GraphMetrics.ts"
 /** @since 0.1.0 */
 export * as GraphMigrator from "./GraphMigrator.ts"
 /** @since 0.1.0 */
+export * as GraphReactivity from "./GraphReactivity.ts"
+/** @since 0.1.0 */
 export * as GraphResolver from "./GraphResolver.ts"
 /** @since 0.1.0 */
 export * as GraphSchema from "./GraphSchema.ts"
