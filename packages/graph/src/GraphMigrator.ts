@@ -115,6 +115,26 @@ export class InvalidName extends Data.TaggedError("InvalidName")<{
 }
 
 /**
+ * An option of `run` is out of its domain (a lease too short to renew, a duration that does
+ * not parse, an empty key). Found before anything runs.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class InvalidOption extends Data.TaggedError("InvalidOption")<{
+  readonly option: string
+  readonly detail: string
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `invalid migrator option ${this.option}: ${this.detail}; nothing was run`
+  }
+  get hint(): string {
+    return "lockTtl is a finite duration of at least 1 second, lockTimeout a duration, graph/key/lockKey non-empty"
+  }
+}
+
+/**
  * A migration could not be loaded (import failed, no default export, not a migration, an
  * unreadable or malformed `.cypher` file). Migrations before it stay recorded.
  *
@@ -247,6 +267,7 @@ export class SchemaMismatch extends Data.TaggedError("SchemaMismatch")<{
 export type MigrationErrorReason =
   | DuplicateId
   | InvalidName
+  | InvalidOption
   | LoadFailed
   | Failed
   | Locked
@@ -722,6 +743,29 @@ const holdLock = (
   return acquire.pipe(Effect.andThen(Effect.forkScoped(renew)), Effect.asVoid)
 }
 
+const minimumTtl = Duration.seconds(1)
+
+/** The options with their defaults, checked. */
+const checkOptions = (options: MigratorOptions<unknown, unknown>) => {
+  const invalid = (option: string, detail: string) => failWith(new InvalidOption({ option, detail }))
+  for (const name of ["graph", "key", "lockKey"] as const) {
+    const value = options[name]
+    if ((name === "graph" || value !== undefined) && (typeof value !== "string" || value.length === 0)) {
+      return invalid(name, `a non-empty string, got ${JSON.stringify(value)}`)
+    }
+  }
+  const key = options.key ?? defaultKey(options.graph)
+  const lockKey = options.lockKey ?? `${key}:lock`
+  if (lockKey === key) return invalid("lockKey", "the lock needs a key of its own, not the record's")
+  const ttl = Duration.fromInput(options.lockTtl ?? "30 seconds")
+  const timeout = Duration.fromInput(options.lockTimeout ?? "5 minutes")
+  if (ttl._tag === "None" || !Duration.isFinite(ttl.value) || Duration.isLessThan(ttl.value, minimumTtl)) {
+    return invalid("lockTtl", `a finite duration of at least 1 second, got ${String(options.lockTtl)}`)
+  }
+  if (timeout._tag === "None") return invalid("lockTimeout", `a duration, got ${String(options.lockTimeout)}`)
+  return Effect.succeed({ key, lockKey, ttl: ttl.value, timeout: timeout.value })
+}
+
 /**
  * Applies the migrations of `loader` that `key` does not record yet, in id order, under the
  * lock; returns the `[id, name]` of each migration this run applied (empty when another
@@ -757,12 +801,9 @@ export const run = Effect.fn("GraphMigrator.run")(function* <R = never, RL = nev
 > {
   const migrations = yield* options.loader
   yield* checkDuplicates(migrations)
+  const { key, lockKey, ttl, timeout } = yield* checkOptions(options)
   const db = yield* FalkorDB
   const graph = db.graph(options.graph)
-  const key = options.key ?? defaultKey(options.graph)
-  const lockKey = options.lockKey ?? `${key}:lock`
-  const ttl = Duration.fromInputUnsafe(options.lockTtl ?? "30 seconds")
-  const timeout = Duration.fromInputUnsafe(options.lockTimeout ?? "5 minutes")
   const token = crypto.randomUUID()
   return yield* Effect.scoped(
     Effect.gen(function* () {

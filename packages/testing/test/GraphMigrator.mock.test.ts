@@ -125,6 +125,33 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
     }).pipe(Effect.provide(mock()))
   )
 
+  it.effect("options out of their domain fail before anything runs", () =>
+    Effect.gen(function* () {
+      let ran = false
+      const loader = GraphMigrator.fromRecord({
+        "1_a": Effect.sync(() => {
+          ran = true
+        })
+      })
+      const cases: ReadonlyArray<readonly [Partial<GraphMigrator.MigratorOptions>, string]> = [
+        [{ graph: "" }, "graph"],
+        [{ key: "" }, "key"],
+        [{ key: "k", lockKey: "k" }, "lockKey"],
+        [{ lockTtl: "10 millis" }, "lockTtl"],
+        [{ lockTtl: "Infinity" }, "lockTtl"],
+        [{ lockTtl: "soon" as never }, "lockTtl"],
+        [{ lockTimeout: "later" as never }, "lockTimeout"]
+      ]
+      for (const [options, option] of cases) {
+        const error = yield* Effect.flip(GraphMigrator.run({ graph: "social", loader, ...options }))
+        const reason = (error as GraphMigrator.MigrationError).reason as GraphMigrator.InvalidOption
+        assert.strictEqual(reason._tag, "InvalidOption")
+        assert.strictEqual(reason.option, option)
+      }
+      assert.isFalse(ran)
+    }).pipe(Effect.provide(mock()))
+  )
+
   it.effect("a record key holding something else is a BadState, not a crash", () =>
     Effect.gen(function* () {
       const db = yield* FalkorDB.FalkorDB
