@@ -44,6 +44,8 @@ export * as Ingest from "./Ingest.ts"
 /** @since 0.1.0 */
 export * as LoadError from "./LoadError.ts"
 /** @since 0.1.0 */
+export * as MigrationError from "./MigrationError.ts"
+/** @since 0.1.0 */
 export * as Procedures from "./Procedures.ts"
 /** @since 0.1.0 */
 export * as Row from "./Row.ts"

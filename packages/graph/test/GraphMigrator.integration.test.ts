@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { cypher } from "../src/Cypher.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import * as GraphMigrator from "../src/GraphMigrator.ts"
+import * as MigrationError from "../src/MigrationError.ts"
 import { fresh, run as runWith, url } from "./integration.ts"
 
 const graphName = (name: string) => `effect-falkordb-migrate:${name}:${process.pid}`
@@ -27,7 +28,7 @@ const setup = (name: string) =>
     return { db, graph, key }
   })
 
-const reasonOf = (e: unknown) => (GraphMigrator.isMigrationError(e) ? e.reason : undefined)
+const reasonOf = (e: unknown) => (MigrationError.isMigrationError(e) ? e.reason : undefined)
 
 /** `MERGE`s a node counting how often migration `id` ran. */
 const counting = (id: number) =>
@@ -126,11 +127,11 @@ describe.skipIf(!url)("GraphMigrator against a real FalkorDB (FALKORDB_URL)", ()
       const error = yield* Effect.flip(run(GraphMigrator.run({ graph: graph.name, loader })))
       const reason = reasonOf(error)
       assert.strictEqual(reason?._tag, "Failed")
-      assert.strictEqual((reason as GraphMigrator.Failed).id, 2)
-      assert.strictEqual((reason as GraphMigrator.Failed).name, "broken")
+      assert.strictEqual((reason as MigrationError.Failed).id, 2)
+      assert.strictEqual((reason as MigrationError.Failed).name, "broken")
       assert.match(error.message, /migration 2_broken failed and was not recorded/)
       // The server's error is kept as the cause.
-      assert.strictEqual(((reason as GraphMigrator.Failed).cause as { _tag: string })._tag, "FalkorError")
+      assert.strictEqual(((reason as MigrationError.Failed).cause as { _tag: string })._tag, "FalkorError")
       assert.isFalse(laterRan)
       const recorded = yield* run(GraphMigrator.applied({ graph: graph.name }))
       assert.deepStrictEqual(
@@ -170,7 +171,7 @@ describe.skipIf(!url)("GraphMigrator against a real FalkorDB (FALKORDB_URL)", ()
         "01_again": "CREATE (:Again)"
       })
       const duplicate = yield* Effect.flip(run(GraphMigrator.run({ graph: graph.name, loader: twice })))
-      const reason = reasonOf(duplicate) as GraphMigrator.DuplicateId
+      const reason = reasonOf(duplicate) as MigrationError.DuplicateId
       assert.strictEqual(reason._tag, "DuplicateId")
       assert.deepStrictEqual(reason.duplicates, [[1, ["people", "again"]]])
       assert.match(duplicate.message, /migration ids used more than once: 1 \(people, again\); nothing was run/)

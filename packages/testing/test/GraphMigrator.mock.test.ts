@@ -3,6 +3,7 @@
 // constraints in the mock's own state. What users get to test their migrations without a server.
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import * as GraphMigrator from "@effect-falkordb/graph/GraphMigrator"
+import type * as MigrationError from "@effect-falkordb/graph/MigrationError"
 import * as FalkorDBMock from "@effect-falkordb/testing/FalkorDBMock"
 import * as RedisMock from "@effect-falkordb/testing/RedisMock"
 import { assert, describe, it } from "@effect/vitest"
@@ -88,7 +89,7 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
           })
         })
       )
-      assert.strictEqual((thrown as GraphMigrator.MigrationError).reason._tag, "Failed")
+      assert.strictEqual((thrown as MigrationError.MigrationError).reason._tag, "Failed")
       assert.match(thrown.message, /migration 7_throws failed and was not recorded: boom/)
       const loaders: ReadonlyArray<readonly [GraphMigrator.Loader<FalkorDB.FalkorDB>, RegExp]> = [
         [GraphMigrator.fromRecord({ "8_number": 42 as never }), /could not load migration 8_number: expected Cypher/],
@@ -111,7 +112,7 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
       ]
       for (const [loader, message] of loaders) {
         const error = yield* Effect.flip(GraphMigrator.run({ graph: "social", loader }))
-        assert.strictEqual((error as GraphMigrator.MigrationError).reason._tag, "LoadFailed")
+        assert.strictEqual((error as MigrationError.MigrationError).reason._tag, "LoadFailed")
         assert.match(error.message, message)
       }
       const misnamed = yield* Effect.flip(
@@ -120,7 +121,7 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
           loader: GraphMigrator.fromGlob({ "./m/3-seed.ts": () => Promise.resolve({ default: "RETURN 1" }) })
         })
       )
-      assert.strictEqual((misnamed as GraphMigrator.MigrationError).reason._tag, "InvalidName")
+      assert.strictEqual((misnamed as MigrationError.MigrationError).reason._tag, "InvalidName")
       assert.deepStrictEqual(yield* GraphMigrator.applied({ graph: "social" }), [])
     }).pipe(Effect.provide(mock()))
   )
@@ -144,7 +145,7 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
       ]
       for (const [options, option] of cases) {
         const error = yield* Effect.flip(GraphMigrator.run({ graph: "social", loader, ...options }))
-        const reason = (error as GraphMigrator.MigrationError).reason as GraphMigrator.InvalidOption
+        const reason = (error as MigrationError.MigrationError).reason as MigrationError.InvalidOption
         assert.strictEqual(reason._tag, "InvalidOption")
         assert.strictEqual(reason.option, option)
       }
@@ -157,14 +158,14 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
       const db = yield* FalkorDB.FalkorDB
       yield* db.connection.execute(["HSET", "{social}:migrations", "one", "x"])
       const error = yield* Effect.flip(GraphMigrator.applied({ graph: "social" }))
-      assert.strictEqual((error as GraphMigrator.MigrationError).reason._tag, "BadState")
+      assert.strictEqual((error as MigrationError.MigrationError).reason._tag, "BadState")
       assert.match(error.message, /the field "one" is not a migration id/)
       yield* db.connection.execute(["DEL", "{social}:migrations"])
       yield* db.connection.execute(["SET", "{social}:migrations", "a string"])
       const wrongType = yield* Effect.flip(
         GraphMigrator.run({ graph: "social", loader: GraphMigrator.fromRecord({ "1_a": Effect.void }) })
       )
-      assert.strictEqual((wrongType as GraphMigrator.MigrationError).reason._tag, "BadState")
+      assert.strictEqual((wrongType as MigrationError.MigrationError).reason._tag, "BadState")
     }).pipe(Effect.provide(mock()))
   )
 
