@@ -40,7 +40,7 @@
  *       })
  *   })
  *   const userById = GraphResolver.request(UserById)
- *   // 100 lookups, one GRAPH.RO_QUERY.
+ *   // Three lookups, one GRAPH.RO_QUERY.
  *   return yield* Effect.forEach(["u1", "u2", "u3"], userById, { concurrency: "unbounded" })
  * })
  * ```

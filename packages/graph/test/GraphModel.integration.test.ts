@@ -28,6 +28,7 @@ class Person extends Model.Class<Person>("Person")({
   sleep: Value.DurationSchema,
   home: Value.PointSchema,
   embedding: Value.VectorSchema,
+  sketch: Schema.optional(Value.VectorSchema),
   followers: Schema.BigInt,
   stars: Schema.BigInt,
   tags: Schema.Array(Schema.String),
@@ -93,6 +94,7 @@ describe.skipIf(!url)("GraphModel against a real FalkorDB (FALKORDB_URL)", () =>
           assert.deepStrictEqual(value.tags, ["math", "engines"])
           assert.strictEqual(value.nick, null)
           assert.strictEqual(value.age, undefined)
+          assert.strictEqual(value.sketch, undefined) // vecf32(null) stores nothing
         }
         // The server holds its own types, not strings or lists.
         const types = yield* graph.roQuery(
@@ -112,6 +114,8 @@ describe.skipIf(!url)("GraphModel against a real FalkorDB (FALKORDB_URL)", () =>
         assert.strictEqual(updated.name, "Ada Lovelace")
         assert.strictEqual(updated.nick, "Enchantress")
         assert.strictEqual(updated.age, 36)
+        const sketched = yield* people.update({ ...ada, sketch: new Float32Array([1, 2]) })
+        assert.deepStrictEqual(Array.from(sketched.sketch ?? []), [1, 2])
         yield* people.updateVoid({ ...ada, name: "A. L." })
         const again = yield* people.findById("ada")
         assert.strictEqual(again.name, "A. L.")
@@ -156,6 +160,12 @@ describe.skipIf(!url)("GraphModel against a real FalkorDB (FALKORDB_URL)", () =>
           "id"
         )
         assert.include(fn.message, "Thing.f")
+        const mixed = yield* refuse(
+          Schema.Struct({ id: Schema.String, when: Schema.Union([Value.DateSchema, Schema.String]) }),
+          "id"
+        )
+        assert.include(mixed.message, "Thing.when")
+        assert.include(mixed.message, "a union of date values and plain values")
         class Generated extends Model.Class<Generated>("Generated")({
           id: Model.GeneratedByDb(Schema.Number),
           name: Schema.String

@@ -101,4 +101,93 @@ describe("GraphResolver on FalkorDBMock", () => {
       assert.strictEqual(none._tag, "None")
     }).pipe(Effect.provide(TestDb))
   )
+
+  it.effect("ordered: equal requests are each sent; a row count that is not one per request fails the batch", () =>
+    Effect.gen(function* () {
+      const mock = yield* FalkorDBMock.FalkorDBMock
+      yield* mock.script(
+        {
+          query: "UNWIND $requests AS r CREATE (t:Tag {name: r}) RETURN t.name AS name",
+          respond: (call) => ({
+            columns: ["name"],
+            rows: (call.parameters.requests as ReadonlyArray<string>).map((name) => ({ name }))
+          })
+        },
+        {
+          query: "UNWIND $requests AS r MATCH (t:Tag {name: r}) RETURN t.name AS name",
+          respond: () => ({ columns: ["name"], rows: [{ name: "only one" }] })
+        }
+      )
+      const graph = (yield* FalkorDB).graph("tags")
+      const create = GraphResolver.request(
+        GraphResolver.ordered({
+          Request: Schema.String,
+          Result: Schema.Struct({ name: Schema.String }),
+          execute: (requests) =>
+            graph.query("UNWIND $requests AS r CREATE (t:Tag {name: r}) RETURN t.name AS name", { requests })
+        })
+      )
+      const created = yield* Effect.all([create("a"), create("a"), create("b")], { concurrency: "unbounded" })
+      assert.deepStrictEqual(
+        created.map((tag) => tag.name),
+        ["a", "a", "b"]
+      )
+      yield* mock.expectCalled("UNWIND $requests AS r CREATE (t:Tag {name: r}) RETURN t.name AS name", {
+        times: 1,
+        parameters: { requests: ["a", "a", "b"] }
+      })
+      const find = GraphResolver.request(
+        GraphResolver.ordered({
+          Request: Schema.String,
+          Result: Schema.Struct({ name: Schema.String }),
+          execute: (requests) =>
+            graph.roQuery("UNWIND $requests AS r MATCH (t:Tag {name: r}) RETURN t.name AS name", { requests })
+        })
+      )
+      const exits = yield* Effect.all([Effect.exit(find("a")), Effect.exit(find("b"))], { concurrency: "unbounded" })
+      for (const exit of exits) {
+        const error = failureOf(exit) as FalkorError
+        assert.strictEqual(error.reason._tag, "Decode")
+        assert.include(error.message, "expected one row per request (2), got 1")
+      }
+    }).pipe(Effect.provide(TestDb))
+  )
+
+  it.effect(
+    "grouped without RowGroupKey: an undecodable row fails the requests left without rows, not the others",
+    () =>
+      Effect.gen(function* () {
+        const mock = yield* FalkorDBMock.FalkorDBMock
+        const query = "UNWIND $requests AS r MATCH (u:User {team: r}) RETURN u.team AS team, u.name AS name"
+        yield* mock.script({
+          query,
+          respond: () => ({
+            columns: ["team", "name"],
+            rows: [
+              { team: "red", name: "ann" },
+              { team: "red", name: "bob" },
+              { team: "blue", name: 7 }
+            ]
+          })
+        })
+        const graph = (yield* FalkorDB).graph("users")
+        const byTeam = GraphResolver.request(
+          GraphResolver.grouped({
+            name: "ByTeam",
+            Request: Schema.String,
+            RequestGroupKey: (team) => team,
+            Result: Schema.Struct({ team: Schema.String, name: Schema.String }),
+            ResultGroupKey: (user) => user.team,
+            execute: (teams) => graph.roQuery(query, { requests: teams })
+          })
+        )
+        const [red, blue] = yield* Effect.all([Effect.exit(byTeam("red")), Effect.exit(byTeam("blue"))], {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(Exit.isSuccess(red) ? red.value.map((u) => u.name) : [], ["ann", "bob"])
+        const error = failureOf(blue) as FalkorError
+        assert.strictEqual(error.reason._tag, "RowDecode")
+        assert.include(error.message, 'ByTeam("blue"): row 2, column "name"')
+      }).pipe(Effect.provide(TestDb))
+  )
 })
