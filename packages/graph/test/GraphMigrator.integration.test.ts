@@ -310,6 +310,44 @@ describe.skipIf(!url)("GraphMigrator against a real FalkorDB (FALKORDB_URL)", ()
     )
   )
 
+  it.live("ensureIndexes and ensureConstraints from 4 clients at once: each created once, the rest existing", () =>
+    Effect.gen(function* () {
+      const { graph } = yield* run(setup("ensure-concurrent"))
+      yield* run(FalkorDB.FalkorDB.use((db) => db.graph(graph.name).query("CREATE (:Item {sku: 1, name: 'a'})")))
+      const indexes: ReadonlyArray<GraphMigrator.IndexDeclaration> = [
+        { type: "RANGE", label: "Item", properties: ["price"] },
+        { type: "FULLTEXT", label: "Item", properties: ["name"] }
+      ]
+      const constraints = [{ kind: "UNIQUE", label: "Item", properties: ["sku"] }] as const
+      const reports = yield* Effect.all(
+        Array.from({ length: 4 }, () =>
+          runWith(
+            FalkorDB.FalkorDB.use((db) =>
+              Effect.all([
+                GraphMigrator.ensureIndexes(db.graph(graph.name), indexes),
+                GraphMigrator.ensureConstraints(db.graph(graph.name), constraints)
+              ])
+            ),
+            { connections: 1 }
+          )
+        ),
+        { concurrency: "unbounded" }
+      )
+      const created = reports.flatMap(([i]) => i.created.map((d) => `${d.type} ${d.label}`)).sort()
+      assert.deepStrictEqual(created, ["FULLTEXT Item", "RANGE Item"])
+      assert.strictEqual(reports.flatMap(([, c]) => c.created).length, 1)
+      for (const [i, c] of reports) {
+        assert.strictEqual(i.created.length + i.existing.length, 2)
+        assert.strictEqual(c.created.length + c.existing.length, 1)
+      }
+      const listed = yield* run(FalkorDB.FalkorDB.use((db) => db.graph(graph.name).constraints.list()))
+      assert.deepStrictEqual(
+        listed.map((c) => [c.kind, c.properties, c.status]),
+        [["UNIQUE", ["sku"], "OPERATIONAL"]]
+      )
+    })
+  )
+
   it.live("ensureConstraints: unique with its index, mandatory, existing left alone, violations reported", () =>
     run(
       Effect.gen(function* () {
