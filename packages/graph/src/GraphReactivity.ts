@@ -139,6 +139,12 @@ export const defaultChannel = "effect-falkordb:reactivity"
 export interface PubSubOptions {
   /** The Pub/Sub channel shared by the instances. Default {@link defaultChannel}. */
   readonly channel?: string | undefined
+  /**
+   * Invalidations from other instances buffered while this one applies earlier ones. Default
+   * 1024; past that the oldest are dropped (`RedisPubSub`'s `dropped` counts them), and the
+   * queries they would have re-run stay as they are until their next invalidation.
+   */
+  readonly bufferSize?: number | undefined
 }
 
 type Keys = ReadonlyArray<unknown> | { readonly [key: string]: ReadonlyArray<unknown> }
@@ -216,7 +222,7 @@ export const makePubSub = Effect.fnUntraced(function* (options: PubSubOptions = 
   // Messages of this instance come back on the channel: they are recognised and skipped.
   const origin = crypto.randomUUID()
 
-  const received = yield* pubsub.subscribe(channel)
+  const received = yield* pubsub.subscribe(channel, { bufferSize: options.bufferSize })
   yield* Effect.forkScoped(
     Stream.runForEach(received, (message) => {
       const decoded = decodeMessage(message.message)

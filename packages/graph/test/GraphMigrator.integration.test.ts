@@ -113,6 +113,33 @@ describe.skipIf(!url)("GraphMigrator against a real FalkorDB (FALKORDB_URL)", ()
     })
   )
 
+  it.live("the lease is renewed while a migration outlasts lockTtl: a waiting migrator does not take over", () =>
+    Effect.gen(function* () {
+      const { graph } = yield* run(setup("renewal"))
+      let started = 0
+      const loader = GraphMigrator.fromRecord<FalkorDB.FalkorDB>({
+        "1_slow": Effect.gen(function* () {
+          started++
+          // 2.5 leases long: without renewals the lock would expire twice meanwhile.
+          yield* Effect.sleep("2500 millis")
+          yield* FalkorDB.FalkorDB.use((db) => db.graph(graph.name).query(counting(1)))
+        })
+      })
+      const results = yield* Effect.all(
+        Array.from({ length: 2 }, () =>
+          runWith(GraphMigrator.run({ graph: graph.name, loader, lockTtl: "1 second" }), { connections: 1 })
+        ),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(started, 1)
+      assert.deepStrictEqual(
+        results.flat().map(([id]) => id),
+        [1]
+      )
+      assert.deepStrictEqual(yield* run(runsOf(graph.name)), [[1, 1]])
+    })
+  )
+
   it.live("a failed migration stops the run, names its id, is not recorded, and the lock is released", () =>
     Effect.gen(function* () {
       const { graph, key } = yield* run(setup("failed"))
