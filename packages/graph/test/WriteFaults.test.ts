@@ -6,12 +6,15 @@
  * replayed); the writes go on. Then the ledger (redis/test/fixtures/Ledger.ts) is checked
  * against the nodes the server holds: every acknowledged write is there, none is there twice,
  * nothing reported as not run ran, and every failed call settled with a typed reason whose
- * `mayHaveRun` says which. Over the default multiplexed layer, pooled and single. And a server
- * stopped (SIGSTOP) under writes with a client timeout: each call says it may still run, and each
- * runs exactly once when the server goes on. Runs where
- * the run has a FalkorDB module (the global setup started one: FALKORDB_MODULE_VERSION).
+ * `mayHaveRun` says which. The same with the client's connections killed (`CLIENT KILL`) under
+ * the writes, the server alive: there a CREATE reported as may-have-run often did run, and still
+ * runs once. Over the default multiplexed layer, pooled and single. And a server stopped
+ * (SIGSTOP) under writes with a client timeout: each call says it may still run, and each runs
+ * exactly once when the server goes on. Runs where the run has a FalkorDB module (the global
+ * setup started one: FALKORDB_MODULE_VERSION).
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -21,6 +24,7 @@ import { checkHeld, type Write } from "../../redis/test/fixtures/Ledger.ts"
 import { until } from "../../redis/test/fixtures/Until.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import type { FalkorError } from "../src/FalkorError.ts"
+import type { Graph } from "../src/Graph.ts"
 
 const moduleVersion = process.env.FALKORDB_MODULE_VERSION
 if (!moduleVersion) {
@@ -59,99 +63,140 @@ const record = (
   else write.outcome = "notSent"
 }
 
+/** `FIBERS` fibers run `CREATE (:W {id, phase})` back to back until stopped, each write recorded. */
+const writeBurst = (graph: Graph) =>
+  Effect.gen(function* () {
+    const writes: Array<Write> = []
+    const state = { phase: 0, stopped: false }
+    const fiber = yield* Effect.forkChild(
+      Effect.forEach(
+        Array.from({ length: FIBERS }, (_, f) => f),
+        (f) =>
+          Effect.gen(function* () {
+            // No pause between writes: each fiber always has one in flight, so a fault meets some.
+            for (let i = 0; !state.stopped; i++) {
+              const write: Write = { id: `${f}-${i}`, amount: 1, phase: state.phase, outcome: "notSent" }
+              writes.push(write)
+              const created = graph.query("CREATE (:W {id: $id, phase: $phase})", { id: write.id, phase: write.phase })
+              record(write, yield* Effect.exit(created))
+            }
+          }),
+        { concurrency: "unbounded" }
+      )
+    )
+    return {
+      writes,
+      phase: (phase: number) => Effect.sync(() => void (state.phase = phase)),
+      /** Until `ACKS_PER_PHASE` writes issued in `phase` were acknowledged (bounded). */
+      acknowledged: (phase: number, when: string) =>
+        until(
+          Effect.sync(() => writes.filter((w) => w.phase === phase && w.outcome === "ack").length >= ACKS_PER_PHASE),
+          `${ACKS_PER_PHASE} writes acknowledged ${when}`,
+          3000
+        ),
+      stop: Effect.suspend(() => {
+        state.stopped = true
+        return Fiber.join(fiber)
+      })
+    }
+  })
+
+/** How many `:W` nodes the graph holds per id. */
+const heldIds = (graph: Graph) =>
+  Effect.map(graph.roQuery("MATCH (w:W) RETURN w.id AS id"), (result) => {
+    const held = new Map<string, number>()
+    for (const row of result.rows) {
+      const id = row.get("id") as string
+      held.set(id, (held.get(id) ?? 0) + 1)
+    }
+    return held
+  })
+
+/**
+ * The ledger against the graph: held ids were acknowledged or may-have-run, each held once, no
+ * acknowledged write lost; the fault met writes in flight (some calls failed, each typed).
+ */
+const checkLedger = (label: string, writes: ReadonlyArray<Write>, held: ReadonlyMap<string, number>) => {
+  const count = (outcome: Write["outcome"]) => writes.filter((w) => w.outcome === outcome).length
+  const figures = {
+    calls: writes.length,
+    acked: count("ack"),
+    unknown: count("unknown"),
+    unknownHeld: writes.filter((w) => w.outcome === "unknown" && held.has(w.id)).length,
+    refused: count("refused"),
+    notSent: count("notSent"),
+    held: held.size
+  }
+  console.log(`graph write ledger ${label} (FalkorDB ${moduleVersion}): ${JSON.stringify(figures)}`)
+  const lost = checkHeld(`graph ${label}`, writes, held)
+  assert.deepStrictEqual(
+    lost.map((w) => w.id),
+    [],
+    `${label}: acknowledged writes missing`
+  )
+  assert.isAbove(figures.unknown + figures.refused + figures.notSent, 0, `${label}: the fault met no write in flight`)
+  assert.isAtLeast(figures.acked, 2 * ACKS_PER_PHASE)
+  return figures
+}
+
 const strategies = [
-  { name: "multiplexed (the default layer)", options: {} },
+  { name: "multiplexed", options: {} },
   { name: "pooled", options: { strategy: "pooled", size: 4 } },
   { name: "single", options: { strategy: "single" } }
 ] as const
 
+/** A client of one strategy (the default layer for "multiplexed") on `url`, reconnecting quickly. */
+const clientOf = (url: string, options: (typeof strategies)[number]["options"]) =>
+  Layer.fresh(FalkorDB.layer({ url, reconnect: { baseDelay: 20, maxDelay: 200 }, ...options }))
+
 describe.skipIf(!moduleVersion)("graph writes under faults (a real FalkorDB killed, restarted, stopped)", () => {
   for (const { name, options } of strategies) {
     it.live(
-      `${name}: every acknowledged CREATE survives, none runs twice, every call says whether it may have run`,
+      `${name}: kill -9 and a restart from the append-only file: every acknowledged CREATE survives, none runs twice, every call says whether it may have run`,
       () =>
         Effect.gen(function* () {
+          // appendfsync always: an acknowledged write is on disk before its reply, so none may be lost.
           const server = yield* Embedded.make({
             requireModule: true,
             startTimeout: "30 seconds",
             args: ["--appendonly", "yes", "--appendfsync", "always"]
           })
-          const label = name.split(" ")[0]!
-          const { writes, held } = yield* Effect.gen(function* () {
-            const db = yield* FalkorDB.FalkorDB
-            const graph = db.graph(`faults-${label}`)
-            const writes: Array<Write> = []
-            let phase = 0
-            let stopped = false
-            const acked = (p: number) => writes.filter((w) => w.phase === p && w.outcome === "ack").length
-            const writers = yield* Effect.forkChild(
-              Effect.forEach(
-                Array.from({ length: FIBERS }, (_, f) => f),
-                (f) =>
-                  Effect.gen(function* () {
-                    // No pause between writes: each fiber always has one in flight, so the kill meets some.
-                    for (let i = 0; !stopped; i++) {
-                      const write: Write = { id: `${f}-${i}`, amount: 1, phase, outcome: "notSent" }
-                      writes.push(write)
-                      record(
-                        write,
-                        yield* Effect.exit(graph.query("CREATE (:W {id: $id, phase: $phase})", { id: write.id, phase }))
-                      )
-                    }
-                  }),
-                { concurrency: "unbounded" }
-              )
-            )
-            yield* until(
-              Effect.sync(() => acked(0) >= ACKS_PER_PHASE),
-              `${ACKS_PER_PHASE} writes acknowledged before the kill`,
-              3000
-            )
+          yield* Effect.gen(function* () {
+            const graph = (yield* FalkorDB.FalkorDB).graph(`faults-${name}`)
+            const burst = yield* writeBurst(graph)
+            yield* burst.acknowledged(0, "before the kill")
             yield* server.kill
-            phase = 1
+            yield* burst.phase(1)
             yield* Effect.sleep(100)
             yield* server.restart
-            phase = 2
-            yield* until(
-              Effect.sync(() => acked(2) >= ACKS_PER_PHASE),
-              `${ACKS_PER_PHASE} writes acknowledged after the restart`,
-              3000
-            )
-            stopped = true
-            yield* Fiber.join(writers)
-            const result = yield* graph.roQuery("MATCH (w:W) RETURN w.id AS id")
-            const held = new Map<string, number>()
-            for (const row of result.rows) {
-              const id = row.get("id") as string
-              held.set(id, (held.get(id) ?? 0) + 1)
+            yield* burst.phase(2)
+            yield* burst.acknowledged(2, "after the restart")
+            yield* burst.stop
+            checkLedger(`kill -9 ${name}`, burst.writes, yield* heldIds(graph))
+          }).pipe(Effect.provide(clientOf(server.url, options)))
+        })
+    )
+
+    it.live(
+      `${name}: connections killed (CLIENT KILL) under writes: a CREATE that may have run is never sent again`,
+      () =>
+        Effect.gen(function* () {
+          const server = yield* Embedded.make({ requireModule: true, startTimeout: "30 seconds" })
+          const admin = yield* RedisConnection.makeSingle({ url: server.url, clientName: "admin" })
+          yield* Effect.gen(function* () {
+            const graph = (yield* FalkorDB.FalkorDB).graph(`kills-${name}`)
+            const burst = yield* writeBurst(graph)
+            yield* burst.acknowledged(0, "before the kills")
+            yield* burst.phase(1)
+            for (let round = 0; round < 10; round++) {
+              yield* admin.execute(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"])
+              yield* Effect.sleep(20)
             }
-            return { writes, held }
-          }).pipe(
-            Effect.provide(
-              Layer.fresh(FalkorDB.layer({ url: server.url, reconnect: { baseDelay: 20, maxDelay: 200 }, ...options }))
-            )
-          )
-          const count = (outcome: Write["outcome"]) => writes.filter((w) => w.outcome === outcome).length
-          const figures = {
-            calls: writes.length,
-            acked: count("ack"),
-            unknown: count("unknown"),
-            unknownHeld: writes.filter((w) => w.outcome === "unknown" && held.has(w.id)).length,
-            refused: count("refused"),
-            notSent: count("notSent"),
-            held: held.size
-          }
-          console.log(`graph write ledger ${label} (FalkorDB ${moduleVersion}): ${JSON.stringify(figures)}`)
-          // Held ids were acknowledged or may-have-run, each held once; no acknowledged write lost.
-          const lost = checkHeld(`graph ${label}`, writes, held)
-          assert.deepStrictEqual(
-            lost.map((w) => w.id),
-            [],
-            "acknowledged writes missing after the restart (appendfsync always)"
-          )
-          // The kill met writes in flight: some calls failed, each with a typed reason.
-          assert.isAbove(figures.unknown + figures.refused + figures.notSent, 0, "the kill met no write in flight")
-          assert.isAtLeast(figures.acked, 2 * ACKS_PER_PHASE)
+            yield* burst.phase(2)
+            yield* burst.acknowledged(2, "after the kills")
+            yield* burst.stop
+            checkLedger(`CLIENT KILL ${name}`, burst.writes, yield* heldIds(graph))
+          }).pipe(Effect.provide(clientOf(server.url, options)))
         })
     )
   }
