@@ -6,7 +6,7 @@ import { sourceResolution } from "./vitest.shared.ts"
 export default defineConfig({
   ...sourceResolution,
   test: {
-    // The packages, the examples, and the server matrix (the plain-Redis suites again on Redis 8.2 and Valkey 9.1).
+    // The packages, the examples, and the server matrix (suites again on Redis 8.2 and Valkey 9.1: vitest.matrix.ts).
     projects: ["packages/*", "scratchpad", ...serverMatrix()],
     // One real FalkorDB for the whole run (FALKORDB_URL for the workers), unless one is given.
     globalSetup: ["scripts/falkordb-global-setup.ts"]

@@ -21,6 +21,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { checkHeld, type Write } from "../../redis/test/fixtures/Ledger.ts"
+import { assertMatrixServer } from "../../redis/test/fixtures/Matrix.ts"
 import { until } from "../../redis/test/fixtures/Until.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import type { FalkorError } from "../src/FalkorError.ts"
@@ -116,7 +117,12 @@ const heldIds = (graph: Graph) =>
  * The ledger against the graph: held ids were acknowledged or may-have-run, each held once, no
  * acknowledged write lost; the fault met writes in flight (some calls failed, each typed).
  */
-const checkLedger = (label: string, writes: ReadonlyArray<Write>, held: ReadonlyMap<string, number>) => {
+const checkLedger = (
+  label: string,
+  server: Embedded.EmbeddedServer["Service"],
+  writes: ReadonlyArray<Write>,
+  held: ReadonlyMap<string, number>
+) => {
   const count = (outcome: Write["outcome"]) => writes.filter((w) => w.outcome === outcome).length
   const figures = {
     calls: writes.length,
@@ -127,7 +133,8 @@ const checkLedger = (label: string, writes: ReadonlyArray<Write>, held: Readonly
     notSent: count("notSent"),
     held: held.size
   }
-  console.log(`graph write ledger ${label} (FalkorDB ${moduleVersion}): ${JSON.stringify(figures)}`)
+  const on = `FalkorDB ${server.falkordb?.version} on ${assertMatrixServer(server.server)}`
+  console.log(`graph write ledger ${label} (${on}): ${JSON.stringify(figures)}`)
   const lost = checkHeld(`graph ${label}`, writes, held)
   assert.deepStrictEqual(
     lost.map((w) => w.id),
@@ -172,7 +179,7 @@ describe.skipIf(!moduleVersion)("graph writes under faults (a real FalkorDB kill
             yield* burst.phase(2)
             yield* burst.acknowledged(2, "after the restart")
             yield* burst.stop
-            checkLedger(`kill -9 ${name}`, burst.writes, yield* heldIds(graph))
+            checkLedger(`kill -9 ${name}`, server, burst.writes, yield* heldIds(graph))
           }).pipe(Effect.provide(clientOf(server.url, options)))
         })
     )
@@ -195,7 +202,7 @@ describe.skipIf(!moduleVersion)("graph writes under faults (a real FalkorDB kill
             yield* burst.phase(2)
             yield* burst.acknowledged(2, "after the kills")
             yield* burst.stop
-            checkLedger(`CLIENT KILL ${name}`, burst.writes, yield* heldIds(graph))
+            checkLedger(`CLIENT KILL ${name}`, server, burst.writes, yield* heldIds(graph))
           }).pipe(Effect.provide(clientOf(server.url, options)))
         })
     )
@@ -204,6 +211,7 @@ describe.skipIf(!moduleVersion)("graph writes under faults (a real FalkorDB kill
   it.live("a stopped server: client timeouts say the CREATE may still run, and each of them does run once", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.make({ requireModule: true, startTimeout: "30 seconds" })
+      assertMatrixServer(server.server)
       yield* Effect.gen(function* () {
         const graph = (yield* FalkorDB.FalkorDB).graph("faults-stopped")
         yield* graph.query("CREATE (:W {id: 'before'})")
