@@ -512,7 +512,39 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
       return { roles: roleIndexes, properties }
     }
 
+    const openToken = (name: string, properties: ReadonlyArray<Column>): Token => ({
+      header: encodeHeader(
+        name,
+        properties.map((p) => p.name)
+      ),
+      body: new Writer(),
+      entities: 0
+    })
+
     const scratch = new Writer(1024)
+    /**
+     * Places the entity in `scratch` into `token`: a problem, nothing (it is in), or the step
+     * that adds it once the filled command is sent.
+     */
+    const place = (
+      token: Token,
+      kind: "node" | "relationship",
+      source: string,
+      line: number
+    ): LoadErrorReason | (() => void) | undefined => {
+      const verdict = add(token, scratch, kind, source, line)
+      if (typeof verdict === "object") return verdict
+      const append = () => {
+        token.body.append(scratch)
+        token.entities++
+        if (kind === "node") pendingNodes++
+        else pendingRelationships++
+      }
+      // A full command is sent first; the entity then opens the next one.
+      if (verdict) return append
+      append()
+      return undefined
+    }
     /** Writes the properties of a row into `scratch`; a problem names the column. */
     const writeProperties = (
       properties: ReadonlyArray<Column>,
@@ -558,14 +590,7 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
           if ("_tag" in columns) return columns
           keyIndex = columns.roles[0]!
           properties = columns.properties
-          token = {
-            header: encodeHeader(
-              label,
-              properties.map((p) => p.name)
-            ),
-            body: new Writer(),
-            entities: 0
-          }
+          token = openToken(label, properties)
           return undefined
         },
         (line, cell, text) => {
@@ -582,18 +607,9 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
           scratch.reset()
           const problem = writeProperties(properties, cell, text, source, line)
           if (problem !== undefined) return problem
-          const verdict = add(token!, scratch, "node", source, line)
-          if (typeof verdict === "object") return verdict
-          keys.set(key, nextNodeId++)
-          const append = () => {
-            token!.body.append(scratch)
-            token!.entities++
-            pendingNodes++
-          }
-          // A full command is sent first; the row then opens the next one.
-          if (verdict) return append
-          append()
-          return undefined
+          const placed = place(token!, "node", source, line)
+          if (typeof placed !== "object") keys.set(key, nextNodeId++)
+          return placed
         }
       )
       if (token !== undefined) closeToken(token, "node")
@@ -631,14 +647,7 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
           fromIndex = columns.roles[0]!
           toIndex = columns.roles[1]!
           properties = columns.properties
-          token = {
-            header: encodeHeader(
-              type,
-              properties.map((p) => p.name)
-            ),
-            body: new Writer(),
-            entities: 0
-          }
+          token = openToken(type, properties)
           return undefined
         },
         (line, cell, text) => {
@@ -662,16 +671,7 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
           scratch.u64(to)
           const problem = writeProperties(properties, cell, text, source, line)
           if (problem !== undefined) return problem
-          const verdict = add(token!, scratch, "relationship", source, line)
-          if (typeof verdict === "object") return verdict
-          const append = () => {
-            token!.body.append(scratch)
-            token!.entities++
-            pendingRelationships++
-          }
-          if (verdict) return append
-          append()
-          return undefined
+          return place(token!, "relationship", source, line)
         }
       )
       if (token !== undefined) closeToken(token, "relationship")
