@@ -1,7 +1,7 @@
 // The consumer check: what a user gets from npm, tried the way a user would.
 //
 // 1. `pnpm -r pack` (each package builds itself on `prepack`); the tarballs must be exactly the
-//    five public packages and hold built `.js` and `.d.ts`, no tests and no configs.
+//    six public packages and hold built `.js` and `.d.ts`, no tests and no configs.
 // 2. A fresh npm project in a temp dir (not a workspace) installs the tarballs beside `effect@^4.1`
 //    from the registry; `npm ls effect` must show one copy.
 // 3. `scripts/consumer/src/main.ts` compiles with an emitting tsc under TypeScript 5.9 and 7 with
@@ -20,7 +20,7 @@ import * as path from "node:path"
 
 const root = path.resolve(import.meta.dirname, "..")
 const node = process.execPath
-const expected = ["embedded", "graph", "redis", "resp", "testing"]
+const expected = ["cli", "embedded", "graph", "redis", "resp", "testing"]
 const tools = {
   effect: "effect@^4.1.0",
   types: "@types/node@^22",

@@ -7,7 +7,7 @@
  *   loader, with a progress bar on a terminal and plain lines when piped
  * - `graphs list` / `graphs delete <graph>` / `graphs copy <from> <to>`
  * - `info`: server, module and query counts
- * - `migrate`: not available until the graph package has a migrator
+ * - `migrate -g <graph> <folder>`: the folder's migrations not applied yet (`GraphMigrator`)
  *
  * The server comes from `--url` or `FALKORDB_URL` (default `redis://127.0.0.1:6379`), the
  * password from `--password` or `FALKORDB_PASSWORD` (never printed), TLS from `--tls` or a
@@ -32,7 +32,9 @@ import * as BulkLoader from "@effect-falkordb/graph/BulkLoader"
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import { isFalkorError } from "@effect-falkordb/graph/FalkorError"
 import type { Parameters } from "@effect-falkordb/graph/Graph"
+import * as GraphMigrator from "@effect-falkordb/graph/GraphMigrator"
 import { isLoadError } from "@effect-falkordb/graph/LoadError"
+import { isMigrationError } from "@effect-falkordb/graph/MigrationError"
 import { isRedisError } from "@effect-falkordb/redis/RedisError"
 import { MapReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
 import * as Config from "effect/Config"
@@ -67,30 +69,12 @@ export class Usage extends Data.TaggedError("Usage")<{ readonly detail: string }
 }
 
 /**
- * A command this build cannot run yet (exit code 1).
- *
- * @since 0.1.0
- * @category reasons
- */
-export class NotAvailable extends Data.TaggedError("NotAvailable")<{
-  readonly command: string
-  readonly detail: string
-}> {
-  override get message(): string {
-    return `${this.command} is not available: ${this.detail}`
-  }
-  get hint(): string {
-    return "upgrade @effect-falkordb/cli once it ships the command"
-  }
-}
-
-/**
  * An error of the command line itself; server and data errors stay `FalkorError` / `LoadError`.
  *
  * @since 0.1.0
  * @category errors
  */
-export class CommandError extends Data.TaggedError("CommandError")<{ readonly reason: Usage | NotAvailable }> {
+export class CommandError extends Data.TaggedError("CommandError")<{ readonly reason: Usage }> {
   readonly [TypeId] = TypeId
   override get message(): string {
     return this.reason.message
@@ -121,7 +105,7 @@ const root = Command.make("effect-falkordb").pipe(
 )
 
 /** Runs `use` with a client of the server the shared flags name. */
-const withClient = <A, E>(use: (db: FalkorDB.FalkorDB["Service"]) => Effect.Effect<A, E, FalkorDB.FalkorDB>) =>
+const withClient = <A, E, R>(use: (db: FalkorDB.FalkorDB["Service"]) => Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const flags = yield* root
     const password: Redacted.Redacted<string> | undefined = Option.getOrUndefined(flags.password)
@@ -346,16 +330,26 @@ const info = Command.make("info", {}, () =>
   )
 ).pipe(Command.withDescription("the server, the module and what it runs"))
 
-const migrate = Command.make("migrate", { folder: Argument.String("folder") }, () =>
-  Effect.fail(
-    new CommandError({
-      reason: new NotAvailable({
-        command: "migrate",
-        detail: "the graph migrator (GraphMigrator) is not part of @effect-falkordb/graph yet"
+const migrate = Command.make(
+  "migrate",
+  {
+    graph: graphFlag,
+    folder: Argument.String("folder").pipe(
+      Argument.withDescription("the migrations: <id>_<name>.cypher (statements split at ;) or .js/.ts modules")
+    )
+  },
+  (input) =>
+    withClient(() =>
+      Effect.gen(function* () {
+        const applied = yield* GraphMigrator.run({
+          graph: input.graph,
+          loader: GraphMigrator.fromFileSystem(input.folder)
+        })
+        if (applied.length === 0) yield* Console.log("nothing to apply")
+        for (const [id, name] of applied) yield* Console.log(`applied ${id}_${name}`)
       })
-    })
-  )
-).pipe(Command.withDescription("run a folder of migrations (not available yet)"))
+    )
+).pipe(Command.withDescription("apply a folder of migrations not applied yet, in id order (GraphMigrator)"))
 
 /**
  * The command tree.
@@ -368,13 +362,14 @@ export const command = root.pipe(
 )
 
 /**
- * The exit code of a failure: 2 for usage (the parser's errors, `Usage`), 1 for the rest.
+ * The exit code of a failure: 2 for usage (the parser's errors, `Usage`), 1 for the rest (the
+ * server, the data or the migrations refused).
  *
  * @since 0.1.0
  * @category exit codes
  */
 export const exitCodeOf = (error: unknown): number => {
-  if (error instanceof CommandError) return error.reason._tag === "Usage" ? 2 : 1
+  if (error instanceof CommandError) return 2
   if (CliError.isCliError(error)) return error._tag === "ShowHelp" && error.errors.length === 0 ? 0 : 2
   return 1
 }
@@ -382,7 +377,13 @@ export const exitCodeOf = (error: unknown): number => {
 /** What to print for a failure the parser did not render itself. */
 const describe = (error: unknown): string | undefined => {
   if (CliError.isCliError(error)) return undefined
-  if (error instanceof CommandError || isFalkorError(error) || isLoadError(error) || isRedisError(error)) {
+  if (
+    error instanceof CommandError ||
+    isFalkorError(error) ||
+    isLoadError(error) ||
+    isRedisError(error) ||
+    isMigrationError(error)
+  ) {
     return `error: ${error.message}\nhint: ${error.hint}`
   }
   return `error: ${Predicate.hasProperty(error, "message") ? String(error.message) : String(error)}`

@@ -104,9 +104,8 @@ describe.skipIf(!url)("effect-falkordb (the built binary) against a real FalkorD
     assert.include(param.stderr, 'error: --param "novalue": expected name=value')
     const missingGraph = cli(["query", "RETURN 1"])
     assert.strictEqual(missingGraph.code, 2)
-    const migrate = cli(["migrate", "migrations"])
-    assert.strictEqual(migrate.code, 1)
-    assert.include(migrate.stderr, "migrate is not available")
+    const noGraph = cli(["migrate", "migrations"])
+    assert.strictEqual(noGraph.code, 2)
     const help = cli(["--help"])
     assert.strictEqual(help.code, 0)
     assert.include(help.stdout, "load")
@@ -203,6 +202,32 @@ describe.skipIf(!url)("effect-falkordb (the built binary) against a real FalkorD
     assert.strictEqual(viaUrl.code, 1)
     assert.notInclude(viaUrl.stdout + viaUrl.stderr, secret)
     assert.include(viaUrl.stderr, "hint:")
+  })
+
+  it("migrate: a folder's migrations in id order, each once; a failing one named and not recorded", () => {
+    const g = graph("migrate")
+    const dir = tmp({
+      "1_people.cypher": "CREATE (:Person {name: 'Ada'});\nCREATE (:Person {name: 'Alan'})\n",
+      "2_index.cypher": "CREATE INDEX FOR (p:Person) ON (p.name)\n"
+    })
+    try {
+      const first = cli(["migrate", "-g", g, dir])
+      assert.strictEqual(first.code, 0, first.stderr)
+      assert.strictEqual(first.stdout, "applied 1_people\napplied 2_index\n")
+      const again = cli(["migrate", "-g", g, dir])
+      assert.strictEqual(again.stdout, "nothing to apply\n")
+      Fs.writeFileSync(Path.join(dir, "3_broken.cypher"), "MATCH (n RETURN n\n")
+      const broken = cli(["migrate", "-g", g, dir])
+      assert.strictEqual(broken.code, 1)
+      assert.include(broken.stderr, "3")
+      assert.include(broken.stderr, "broken")
+      assert.include(broken.stderr, "hint:")
+      const count = cli(["query", "-g", g, "MATCH (p:Person) RETURN count(p) AS n", "-f", "csv"])
+      assert.strictEqual(count.stdout, "n\n2\n")
+    } finally {
+      cli(["graphs", "delete", g])
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it("info: the server, the module and the graph count", () => {
