@@ -9,15 +9,18 @@
  * ```
  *
  * work. Server reasons keep the whole line the server sent (`serverMessage`, every code
- * point); engine failures keep the engine's `RedisError` as `cause`.
+ * point); engine failures keep the engine's `RedisError` as `cause`. `written` says whether
+ * the call reached the server, `mayHaveRun` whether it may have run. The convention is the
+ * engine's `RedisError`'s (ARCHITECTURE.md §5).
  *
  * @since 0.1.0
  */
 import type { SchemaError } from "effect/Schema"
-import type { RedisError } from "@effect-falkordb/redis/RedisError"
+import { hintOnStack, type RedisError } from "@effect-falkordb/redis/RedisError"
 import type * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Predicate from "effect/Predicate"
+import * as ServerLine from "./internal/ServerLine.ts"
 
 const TypeId = "~@effect-falkordb/graph/FalkorError" as const
 const ReasonTypeId = "~@effect-falkordb/graph/FalkorError/Reason" as const
@@ -57,6 +60,7 @@ type ServerReasonInstance<Tag extends string> = Cause.YieldableError & {
     readonly [ReasonTypeId]: typeof ReasonTypeId
     readonly hint: string
     readonly isRetryable: boolean
+    readonly written: boolean
   }
 
 /** A reason classified from a server error line: the message quotes the line whole. */
@@ -77,6 +81,10 @@ const ServerReason = <Tag extends string>(
     }
     get isRetryable(): boolean {
       return retryable
+    }
+    /** The server answered the query with this line: it was sent. */
+    get written(): boolean {
+      return true
     }
   }
   return Base
@@ -263,6 +271,10 @@ export class Timeout extends Data.TaggedError("Timeout")<
   get isRetryable(): boolean {
     return this.origin === "client" && !this.stillRunning
   }
+  /** Sent: the server stopped it, or the client stopped waiting after it was sent. */
+  get written(): boolean {
+    return this.origin === "server" || this.stillRunning
+  }
 }
 
 /**
@@ -292,6 +304,10 @@ export class InvalidParameter extends Data.TaggedError("InvalidParameter")<
   get isRetryable(): boolean {
     return false
   }
+  /** Sent only when the server refused it; a parameter the client refused was never sent. */
+  get written(): boolean {
+    return this.serverMessage !== undefined
+  }
 }
 
 /**
@@ -319,6 +335,10 @@ export class InvalidArgument extends Data.TaggedError("InvalidArgument")<
   get isRetryable(): boolean {
     return false
   }
+  /** Sent only when the server refused it; an argument the client refused was never sent. */
+  get written(): boolean {
+    return this.serverMessage !== undefined
+  }
 }
 
 /**
@@ -344,6 +364,10 @@ export class VersionMismatch extends Data.TaggedError("VersionMismatch")<
   get isRetryable(): boolean {
     return false
   }
+  /** A reply came back: the call was sent. */
+  get written(): boolean {
+    return true
+  }
 }
 
 /**
@@ -365,6 +389,10 @@ export class Connection extends Data.TaggedError("Connection")<Where & { readonl
   }
   get isRetryable(): boolean {
     return this.cause.isRetryable
+  }
+  /** The engine's answer: `false` when the command was never sent. */
+  get written(): boolean {
+    return this.cause.written
   }
 }
 
@@ -395,6 +423,10 @@ export class Decode extends Data.TaggedError("Decode")<
   get isRetryable(): boolean {
     return false
   }
+  /** A reply came back: the call was sent. */
+  get written(): boolean {
+    return true
+  }
 }
 
 /**
@@ -419,6 +451,10 @@ export class UnknownSchemaId extends Data.TaggedError("UnknownSchemaId")<
   }
   get isRetryable(): boolean {
     return false
+  }
+  /** A reply came back: the call was sent. */
+  get written(): boolean {
+    return true
   }
 }
 
@@ -445,6 +481,10 @@ export class RowDecode extends Data.TaggedError("RowDecode")<
   }
   get isRetryable(): boolean {
     return false
+  }
+  /** A reply came back: the call was sent. */
+  get written(): boolean {
+    return true
   }
 }
 
@@ -527,6 +567,10 @@ export class ConstraintFailed extends Data.TaggedError("ConstraintFailed")<Where
   get isRetryable(): boolean {
     return false
   }
+  /** A reply came back: the call was sent. */
+  get written(): boolean {
+    return true
+  }
 }
 
 /**
@@ -552,6 +596,10 @@ export class WaitTimeout extends Data.TaggedError("WaitTimeout")<
     return "the server is still building it: wait longer (the timeout option) and check progress with list()"
   }
   get isRetryable(): boolean {
+    return true
+  }
+  /** A reply came back: the call was sent. */
+  get written(): boolean {
     return true
   }
 }
@@ -580,6 +628,10 @@ export class InvalidIdentifier extends Data.TaggedError("InvalidIdentifier")<
     return "rename it: identifiers are written bare or in backticks, and FalkorDB cannot escape a backtick inside one"
   }
   get isRetryable(): boolean {
+    return false
+  }
+  /** Refused before anything was sent. */
+  get written(): boolean {
     return false
   }
 }
@@ -747,12 +799,7 @@ export class FalkorError extends Data.TaggedError("FalkorError")<{ readonly reas
   constructor(props: { readonly reason: FalkorErrorReason }) {
     super(props)
     // The first stack line is "FalkorError: <message>"; the hint follows it, so runMain shows both.
-    const stack = this.stack
-    if (typeof stack === "string") {
-      const newline = stack.indexOf("\n")
-      const head = newline === -1 ? stack : stack.slice(0, newline)
-      this.stack = `${head}\n  hint: ${this.reason.hint}${newline === -1 ? "" : stack.slice(newline)}`
-    }
+    hintOnStack(this)
   }
   override get message(): string {
     return this.reason.message
@@ -804,7 +851,7 @@ export class FalkorError extends Data.TaggedError("FalkorError")<{ readonly reas
     const reason = this.reason
     switch (reason._tag) {
       case "Connection":
-        return reason.cause.written && !(reason.cause.reason._tag === "Reply" && reason.cause.reason.notExecuted)
+        return reason.cause.mayHaveRun
       case "Timeout":
         return reason.origin === "client" && reason.stillRunning
       case "Decode":
@@ -814,6 +861,13 @@ export class FalkorError extends Data.TaggedError("FalkorError")<{ readonly reas
       default:
         return false
     }
+  }
+  /**
+   * `false`: nothing was sent (retrying is safe); `true`: the call reached the server (whether
+   * it may have run: `mayHaveRun`).
+   */
+  get written(): boolean {
+    return this.reason.written
   }
 }
 
@@ -839,107 +893,24 @@ export const isFalkorErrorReason = (u: unknown): u is FalkorErrorReason => Predi
  * @since 0.1.0
  * @category models
  */
-export type ServerReasonTag =
-  | "Syntax"
-  | "ReadOnlyQuery"
-  | "Timeout"
-  | "UnknownGraph"
-  | "WrongType"
-  | "UnknownFunction"
-  | "UnknownProcedure"
-  | "ModuleMissing"
-  | "Unsupported"
-  | "InvalidParameter"
-  | "InvalidArgument"
-  | "VersionMismatch"
-  | "Backpressure"
-  | "ConstraintViolation"
-  | "Runtime"
-  | "MissingIndex"
-  | "IndexExists"
-  | "IndexNotFound"
-  | "ConstraintExists"
-  | "ConstraintNotFound"
-  | "ProcedureArguments"
-  | "UnknownOutput"
-  | "VectorDimension"
-  | "UdfExists"
-  | "UdfInvalid"
-  | "UdfNotFound"
-  | "UdfException"
-
-const baseCommands = new Set(["query", "ro_query", "delete", "list", "explain", "profile", "copy", "slowlog", "config"])
+export type ServerReasonTag = ServerLine.ServerReasonTag
 
 /**
- * Classifies the text of a server error reply, C and Rust server forms alike. The checks
- * use `includes` on the whole line because many FalkorDB errors carry no `ERR` prefix and
- * one starts with `graph.RO_QUERY`.
+ * Classifies the text of a server error reply, C and Rust server forms alike (the rules are
+ * in this package's `internal/ServerLine.ts`).
+ *
+ * @example
+ * ```ts
+ * import * as FalkorError from "@effect-falkordb/graph/FalkorError"
+ *
+ * FalkorError.classify("Invalid graph operation on empty key") // "UnknownGraph"
+ * FalkorError.classify("Max pending queries exceeded") // "Backpressure"
+ * ```
  *
  * @since 0.1.0
  * @category classification
  */
-export const classify = (message: string): ServerReasonTag => {
-  const lower = message.toLowerCase()
-  const unknownGraphCommand = /^(?:err )?unknown command 'graph\.([a-z_]+)'/.exec(lower)
-  if (unknownGraphCommand !== null) {
-    // Commands every FalkorDB has: their absence means the module is not loaded. Newer ones
-    // (GRAPH.MEMORY, GRAPH.UDF on 4.4) are missing because of the server version.
-    return baseCommands.has(unknownGraphCommand[1]!) ? "ModuleMissing" : "Unsupported"
-  }
-  if (message.includes("is to be executed only on read-only queries")) return "ReadOnlyQuery"
-  if (message.includes("Query timed out")) return "Timeout"
-  if (message.includes("Invalid graph operation on empty key")) return "UnknownGraph"
-  if (message.startsWith("WRONGTYPE") || message.includes("Existing key has wrong Redis type")) return "WrongType"
-  if (message.includes("version mismatch") || message.includes("invalid graph version")) return "VersionMismatch"
-  if (
-    message.includes("Max pending queries exceeded") ||
-    message.includes("Write queue is full") ||
-    message.includes("another write is in progress") ||
-    message.includes("write queue unavailable")
-  ) {
-    return "Backpressure"
-  }
-  if (message.startsWith("Unknown function '")) return "UnknownFunction"
-  if (message.startsWith("Procedure `") && message.includes("is not registered")) return "UnknownProcedure"
-  if (parameterOf(message) !== null) return "InvalidParameter"
-  if (
-    message.includes("Failed to parse query timeout value") ||
-    message.includes("TIMEOUT parameter value cannot exceed") ||
-    message.includes("Failed to parse graph version value") ||
-    lower.startsWith("err wrong number of arguments")
-  ) {
-    return "InvalidArgument"
-  }
-  if (message.includes("constraint violation")) return "ConstraintViolation"
-  if (message.includes("missing supporting exact-match index")) return "MissingIndex"
-  if (/^Attribute '.*' is already indexed$/.test(message)) return "IndexExists"
-  if (message.includes("Unable to drop index") && message.includes("no such index")) return "IndexNotFound"
-  if (message === "Constraint already exists") return "ConstraintExists"
-  if (message.startsWith("Procedure `") && /requires \d+ arguments?, got \d+/.test(message)) return "ProcedureArguments"
-  if (message.startsWith("Invalid arguments for procedure")) return "ProcedureArguments"
-  if (message.startsWith("Procedure `") && message.includes("does not yield output")) return "UnknownOutput"
-  if (message.startsWith("Vector dimension mismatch")) return "VectorDimension"
-  if (message.startsWith("Failed to register, UDF Library")) return "UdfExists"
-  if (message.startsWith("Failed to evaluate UDF library")) return "UdfInvalid"
-  if (/^Library .* does not exist$/.test(message)) return "UdfNotFound"
-  if (message.startsWith("UDF Exception:")) return "UdfException"
-  if (message.includes("Unable to drop constraint")) return "ConstraintNotFound"
-  if (message.startsWith("errMsg:") || message.includes(", errCtx:") || message.includes(" errCtx: ")) return "Syntax"
-  return "Runtime"
-}
-
-/**
- * The parameter a server's parameter error names: a string, `undefined` when it names none
- * (`Missing parameters`), `null` when the line is not a parameter error.
- */
-const parameterOf = (message: string): string | undefined | null => {
-  const named =
-    /Failed to parse query parameter '(.*)' value/.exec(message) ??
-    /Failed to parse the value of parameter '(.*)'/.exec(message) ??
-    /^Parameter (.*) not found/.exec(message)
-  if (named !== null) return named[1]!
-  return message === "Missing parameters" ? undefined : null
-}
+export const classify: (message: string) => ServerReasonTag = ServerLine.classify
 
 /**
  * Context a caller knows about a failed command.
@@ -986,7 +957,11 @@ export const reasonFromServer = (serverMessage: string, context: Context): Falko
     case "Unsupported":
       return new Unsupported(fields)
     case "InvalidParameter":
-      return new InvalidParameter({ ...fields, path: parameterOf(serverMessage) ?? undefined, detail: serverMessage })
+      return new InvalidParameter({
+        ...fields,
+        path: ServerLine.parameterOf(serverMessage) ?? undefined,
+        detail: serverMessage
+      })
     case "InvalidArgument":
       return new InvalidArgument({ ...fields, argument: undefined, detail: serverMessage })
     case "VersionMismatch":

@@ -1,5 +1,5 @@
 import { ErrorReply } from "@effect-falkordb/resp/Reply"
-import { ConnectionLost, fromErrorReply, RedisError, Timeout } from "@effect-falkordb/redis/RedisError"
+import { ConnectionLost, fromErrorReply, InvalidArgument, RedisError, Timeout } from "@effect-falkordb/redis/RedisError"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FalkorError from "../src/FalkorError.ts"
@@ -130,6 +130,36 @@ describe("FalkorError", () => {
     assert.isFalse(
       fromRedis(new RedisError({ reason: new ConnectionLost({ written: true, message: "gone" }) }), {}).isRetryable
     )
+  })
+
+  it("written says whether the call reached the server, for every kind of reason", () => {
+    const engine = (written: boolean) =>
+      fromRedis(new RedisError({ reason: new ConnectionLost({ written, message: "gone" }) }), { graph: "g" })
+    const clientTimeout = (written: boolean) =>
+      fromRedis(new RedisError({ reason: new Timeout({ written, timeout: 10, message: "t" }) }), { graph: "g" })
+    const cases: ReadonlyArray<readonly [FalkorError.FalkorError, boolean]> = [
+      [FalkorError.fromServer("errMsg: Invalid input line: 1, column: 1", { graph: "g" }), true],
+      [FalkorError.fromServer("Query timed out", { graph: "g" }), true],
+      [FalkorError.fromServer("Failed to parse query parameter 's' value", {}), true],
+      [engine(false), false],
+      [engine(true), true],
+      [clientTimeout(false), false],
+      [clientTimeout(true), true],
+      [fromRedis(new RedisError({ reason: new InvalidArgument({ message: "bad" }) }), {}), false],
+      [
+        new FalkorError.FalkorError({
+          reason: new FalkorError.InvalidIdentifier({ name: "a`b", what: "label", detail: "a backtick" })
+        }),
+        false
+      ],
+      [FalkorError.decodeError("unknown type code 99", { graph: "g", row: 0 }), true]
+    ]
+    for (const [error, written] of cases) {
+      assert.strictEqual(error.written, written, `${error.reason._tag}: ${error.message}`)
+      assert.strictEqual(error.reason.written, written)
+      // Nothing that may have run is retryable.
+      if (written) assert.isFalse(error.isRetryable, error.message)
+    }
   })
 
   it("names the parameter of a server's parameter error", () => {

@@ -3,7 +3,10 @@
  * and `effect/socket/Socket`'s `SocketError`): a `RedisError` (`_tag: "RedisError"`) whose
  * `reason` is one of the tagged reason classes below, each with only its own fields.
  * `message`, `hint`, `isRetryable` and `written` come from the reason, so
- * `Effect.catchReason("RedisError", "Timeout", …)` and `Effect.catchReasons` work.
+ * `Effect.catchReason("RedisError", "Timeout", …)` and `Effect.catchReasons` work. The
+ * convention (shared with the graph client's `FalkorError`, see ARCHITECTURE.md §5): `message`
+ * says what happened, `hint` what to do (also on the stack's second line, so an uncaught error
+ * prints it), `cause` is the reason.
  *
  * `written` answers "may the command have run on the server?": `false` means it was never
  * sent (a retry is safe), `true` means it was sent (the client never re-sends it).
@@ -539,12 +542,15 @@ export class RedisError extends Data.TaggedError("RedisError")<{
   readonly reason: RedisErrorReason
 }> {
   readonly [TypeId] = TypeId
-  /** The reason, also as the JavaScript `cause` (like `SqlError`). */
-  override get cause(): RedisErrorReason {
-    return this.reason
+  /** The reason, also as the JavaScript `cause` (like `SqlError`): printed beneath the error. */
+  override readonly cause: RedisErrorReason = this.reason
+  constructor(props: { readonly reason: RedisErrorReason }) {
+    super(props)
+    // "RedisError: <message>" then the hint, so what runMain prints says what to do.
+    hintOnStack(this)
   }
   override get message(): string {
-    return `${this.reason.message} (hint: ${this.reason.hint})`
+    return this.reason.message
   }
   get hint(): string {
     return this.reason.hint
@@ -552,9 +558,81 @@ export class RedisError extends Data.TaggedError("RedisError")<{
   get isRetryable(): boolean {
     return this.reason.isRetryable
   }
-  /** `false`: the command was never sent; `true`: it was sent and may have run. */
+  /** `false`: the command was never sent; `true`: it was sent (whether it may have run: `mayHaveRun`). */
   get written(): boolean {
     return this.reason.written
+  }
+  /**
+   * Whether the command may have run on the server: it was sent, and the server did not refuse
+   * it before running it (`Reply.notExecuted`: `LOADING`, `BUSY`, … — any other error reply,
+   * a script that failed halfway say, may have had effects). The graph client's
+   * `FalkorError.mayHaveRun` answers the same question.
+   */
+  get mayHaveRun(): boolean {
+    const reason = this.reason
+    return reason.written && !(reason._tag === "Reply" && reason.notExecuted)
+  }
+}
+
+/** V8's own `stack` accessor of errors (one function for every error), read once. */
+const nativeStack = Object.getOwnPropertyDescriptor(new Error(), "stack")?.get
+
+const withHint = (stack: string, hint: string): string => {
+  const newline = stack.indexOf("\n")
+  return newline === -1
+    ? `${stack}\n  hint: ${hint}`
+    : `${stack.slice(0, newline)}\n  hint: ${hint}${stack.slice(newline)}`
+}
+
+/** Settles `stack` as a plain value (what it reads, or what a caller sets). */
+const settleStack = (error: Error, value: unknown): void => {
+  Object.defineProperty(error, "stack", { value, writable: true, configurable: true, enumerable: false })
+}
+
+/** One accessor for every hinted error: the stack is formatted, and hinted, when first read. */
+const hintedStack: PropertyDescriptor = {
+  configurable: true,
+  enumerable: false,
+  get(this: Error & { readonly hint: string }) {
+    const stack: unknown = nativeStack!.call(this)
+    const value = typeof stack === "string" ? withHint(stack, this.hint) : stack
+    settleStack(this, value)
+    return value
+  },
+  set(this: Error, value: unknown) {
+    settleStack(this, value)
+  }
+}
+
+/**
+ * Puts the error's `hint` on the second line of its stack ("Name: message", then
+ * "  hint: …"), so an uncaught error printed by `runMain` or `Cause.pretty` says what to do.
+ * The stack is formatted only when first read, as without the hint: an error nobody prints
+ * costs no formatting. The graph client's `FalkorError` uses it too (ARCHITECTURE.md §5).
+ *
+ * @example
+ * ```ts
+ * import { hintOnStack } from "@effect-falkordb/redis/RedisError"
+ *
+ * class CacheFull extends Error {
+ *   readonly hint = "raise maxEntries"
+ *   constructor() {
+ *     super("the cache is full")
+ *     hintOnStack(this)
+ *   }
+ * }
+ * new CacheFull().stack?.split("\n")[1] // "  hint: raise maxEntries"
+ * ```
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const hintOnStack = (error: Error & { readonly hint: string }): void => {
+  if (nativeStack !== undefined && Object.hasOwn(error, "stack")) {
+    Object.defineProperty(error, "stack", hintedStack)
+  } else if (typeof error.stack === "string") {
+    // Another engine (no lazy stack accessor): the line is added now.
+    settleStack(error, withHint(error.stack, error.hint))
   }
 }
 

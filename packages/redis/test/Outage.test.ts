@@ -73,7 +73,7 @@ describe("outage", { timeout: 60_000 }, () => {
           for (const error of errors[c].slice(1)) {
             assert.isFalse(error.written)
             assert.isTrue(error.isRetryable)
-            assert.include(error.message, "hint:")
+            assert.include(error.stack ?? "", `hint: ${error.hint}`)
           }
         })
         // The server comes back only now that every call has settled.

@@ -55,28 +55,62 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("RedisEr
     })
   )
 
-  it.effect("message carries the hint; written, isRetryable and hint come from the reason", () =>
-    Effect.gen(function* () {
-      const redis = yield* client
-      const error = yield* Effect.flip(redis.execute(["NOT-A-COMMAND"]))
-      assert.isTrue(RedisError.isRedisError(error))
-      assert.isTrue(RedisError.isRedisErrorReason(error.reason))
-      assert.strictEqual(error.reason._tag, "Reply")
-      if (error.reason._tag !== "Reply") return
-      assert.match(error.reason.serverMessage, /^ERR unknown command/)
-      assert.strictEqual(error.message, `${error.reason.message} (hint: ${error.reason.hint})`)
-      assert.strictEqual(error.hint, error.reason.hint)
-      assert.isTrue(error.written)
-      assert.isFalse(error.isRetryable)
-      assert.strictEqual(error.cause, error.reason)
-    })
+  it.effect(
+    "message, hint, written, isRetryable come from the reason; cause is the reason; the stack carries the hint",
+    () =>
+      Effect.gen(function* () {
+        const redis = yield* client
+        const error = yield* Effect.flip(redis.execute(["NOT-A-COMMAND"]))
+        assert.isTrue(RedisError.isRedisError(error))
+        assert.isTrue(RedisError.isRedisErrorReason(error.reason))
+        assert.strictEqual(error.reason._tag, "Reply")
+        if (error.reason._tag !== "Reply") return
+        assert.match(error.reason.serverMessage, /^ERR unknown command/)
+        assert.strictEqual(error.message, error.reason.message)
+        assert.include(error.stack ?? "", `\n  hint: ${error.reason.hint}\n`)
+        assert.strictEqual(error.hint, error.reason.hint)
+        assert.isTrue(error.written)
+        assert.isFalse(error.isRetryable)
+        assert.strictEqual(error.cause, error.reason)
+      })
   )
 
   it("an uncaught error renders with its hint (what runMain prints)", () => {
     const error = RedisError.make(new RedisError.Offline({ message: "could not connect to 127.0.0.1:1/0" }))
     const printed = Cause.pretty(Cause.fail(error))
-    assert.include(printed, "RedisError: could not connect to 127.0.0.1:1/0 (hint: the server is unreachable")
+    assert.include(printed, "RedisError: could not connect to 127.0.0.1:1/0\n  hint: the server is unreachable")
     assert.include(printed, "[cause]: Offline: could not connect")
+  })
+
+  it("mayHaveRun: sent and not refused before running", () => {
+    const reply = (code: string) =>
+      RedisError.make(new RedisError.Reply({ code, serverMessage: `${code} x`, command: "SET", message: "m" }))
+    assert.isFalse(reply("LOADING").mayHaveRun)
+    assert.isTrue(reply("LOADING").written)
+    assert.isTrue(reply("ERR").mayHaveRun)
+    assert.isTrue(RedisError.make(new RedisError.ConnectionLost({ written: true, message: "gone" })).mayHaveRun)
+    assert.isFalse(RedisError.make(new RedisError.ConnectionLost({ written: false, message: "gone" })).mayHaveRun)
+    assert.isFalse(RedisError.make(new RedisError.Offline({ message: "down" })).mayHaveRun)
+  })
+
+  it("hintOnStack: the hint is the stack's second line; a stack set later replaces it", () => {
+    class CacheFull extends Error {
+      readonly hint = "raise maxEntries"
+      constructor() {
+        super("the cache is full")
+        RedisError.hintOnStack(this)
+      }
+    }
+    const error = new CacheFull()
+    const lines = (error.stack ?? "").split("\n")
+    assert.strictEqual(lines[0], "Error: the cache is full")
+    assert.strictEqual(lines[1], "  hint: raise maxEntries")
+    assert.match(lines[2] ?? "", /^\s+at /)
+    // Read twice: the same text, the hint once.
+    assert.strictEqual(error.stack, lines.join("\n"))
+    const other = new CacheFull()
+    other.stack = "replaced"
+    assert.strictEqual(other.stack, "replaced")
   })
 
   it("effect's persistence RedisError is not this package's", () => {
