@@ -1,8 +1,8 @@
 /**
  * Batched lookups against a real FalkorDB (issue #23, item 7): N callers each looking users up
  * by id in a closed loop, through `GraphResolver.findById` (the lookups of one tick become one
- * `UNWIND` query) against the same lookups as single queries (`MATCH (u:User {id: $id})`), at
- * 1, 64 and 1024 callers; and `GraphModel` inserts, batched by `makeResolvers` against one
+ * `UNWIND` query; the default `maxBatchSize` 128, and 1024) against the same lookups as single
+ * queries (`MATCH (u:User {id: $id})`), at 1, 64 and 1024 callers; and `GraphModel` inserts, batched by `makeResolvers` against one
  * `repository.insert` per caller.
  *
  * Per cell (median of the runs): lookups (or inserts) per second, graph queries sent per lookup
@@ -145,17 +145,21 @@ export const run = (options: {
       const { counter, queries } = counted(graph)
       const single = (id: number) =>
         queries.roQuery("MATCH (u:User {id: $id}) RETURN u.id AS id, u.name AS name", { id })
-      const findById = GraphResolver.request(
-        GraphResolver.findById({
-          Id: Schema.Int,
-          Result: User,
-          ResultId: (user) => user.id,
-          execute: (ids) =>
-            queries.roQuery("UNWIND $requests AS r MATCH (u:User {id: r}) RETURN u.id AS id, u.name AS name", {
-              requests: ids
-            })
-        })
-      )
+      const finder = (maxBatchSize: number) =>
+        GraphResolver.request(
+          GraphResolver.findById({
+            maxBatchSize,
+            Id: Schema.Int,
+            Result: User,
+            ResultId: (user) => user.id,
+            execute: (ids) =>
+              queries.roQuery("UNWIND $requests AS r MATCH (u:User {id: r}) RETURN u.id AS id, u.name AS name", {
+                requests: ids
+              })
+          })
+        )
+      const findById = finder(GraphResolver.defaultMaxBatchSize)
+      const findByIdWide = finder(1024)
       const idOf = (caller: number, i: number) => (caller * 7919 + i * 104729) % USERS
       const lookups = yield* table(
         options.callers ?? [1, 64, 1024],
@@ -164,6 +168,10 @@ export const run = (options: {
           [
             "GraphResolver.findById",
             (callers, millis) => loop(counter, callers, millis, (c, i) => findById(idOf(c, i)))
+          ],
+          [
+            "findById, maxBatchSize 1024",
+            (callers, millis) => loop(counter, callers, millis, (c, i) => findByIdWide(idOf(c, i)))
           ]
         ],
         options

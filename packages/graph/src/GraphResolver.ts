@@ -13,7 +13,7 @@
  * literal encoder) refuses fails alone with `FalkorError` reason `InvalidParameter`, whose
  * `path` names the request (`UserById(42)`), and is left out of the query. Each row is
  * decoded one by one: a row that does not match fails its own request with `RowDecode`,
- * whose `command` names the request. A batch larger than `maxBatchSize` (default 1024) is
+ * whose `command` names the request. A batch larger than `maxBatchSize` (default 128) is
  * split into several queries. Requests go through `Effect.request`, so they batch with
  * `Effect.forEach(…, { concurrency })`, `Effect.all`, `Stream.mapEffect({ concurrency })`,
  * and cache with `RequestResolver.withCache`.
@@ -133,19 +133,26 @@ export const request: {
  * @category models
  */
 export interface BatchOptions {
-  /** At most this many requests per query; a larger batch is split. Default 1024. */
+  /**
+   * At most this many requests per query; a larger batch is split into several queries, which
+   * a multiplexed client sends on several connections. Default {@link defaultMaxBatchSize}.
+   */
   readonly maxBatchSize?: number | undefined
   /** Names the resolver in errors (`UserById("u3")`). Default `GraphResolver.<kind>`. */
   readonly name?: string | undefined
 }
 
 /**
- * The default `maxBatchSize`.
+ * The default `maxBatchSize`: 128. FalkorDB's cost per request of an `UNWIND … MATCH` by an
+ * indexed property grows with the list (measured on FalkorDB 4.16: about 10 µs per id at 128
+ * ids, 15 at 512, 25 or more at 1024, against about 140 µs for a whole single-id query), and
+ * one query runs on one server thread; 128 keeps the per-id cost flat while the round trip is
+ * shared, and lets the batches of a larger tick run on several connections and threads.
  *
  * @since 0.1.0
  * @category constants
  */
-export const defaultMaxBatchSize = 1024
+export const defaultMaxBatchSize = 128
 
 type Entry<In, A, E, R> = Request.Entry<GraphRequest<In, A, E, R>>
 

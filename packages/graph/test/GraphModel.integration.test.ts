@@ -181,13 +181,18 @@ describe.skipIf(!url)("GraphModel against a real FalkorDB (FALKORDB_URL)", () =>
     )
   )
 
-  it.live("makeResolvers: 200 concurrent findById are one query; batched inserts and deletes", () =>
+  it.live("makeResolvers (maxBatchSize 256): 200 concurrent findById are one query; batched inserts and deletes", () =>
     run(
       Effect.gen(function* () {
         const db = yield* FalkorDB.FalkorDB
         const graph = yield* fresh(db, graphName("resolvers"))
         const { calls, queries } = counting(graph)
-        const resolvers = yield* GraphModel.makeResolvers(Person, { graph: queries, label: "Person", idColumn: "id" })
+        const resolvers = yield* GraphModel.makeResolvers(Person, {
+          graph: queries,
+          label: "Person",
+          idColumn: "id",
+          maxBatchSize: 256
+        })
         const insert = GraphResolver.request(resolvers.insert)
         const ids = Array.from({ length: 200 }, (_, i) => `p${i}`)
         const inserted = yield* Effect.forEach(ids, (id, i) => insert({ ...ada, id, name: `P ${i}` }), {

@@ -64,7 +64,7 @@ describe.skipIf(!url)("GraphResolver against a real FalkorDB (FALKORDB_URL)", ()
         const db = yield* FalkorDB.FalkorDB
         const graph = yield* fresh(db, graphName("findById"))
         yield* seedUsers(graph, 600)
-        const find = GraphResolver.request(userById(graph))
+        const find = GraphResolver.request(userById(graph, undefined, { maxBatchSize: 500 }))
         // Warm the schema cache so that the batch below is the only command sent.
         yield* find("u0")
         const before = yield* commandsOf(clientName)

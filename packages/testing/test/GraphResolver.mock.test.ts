@@ -41,6 +41,7 @@ const userById = Effect.map(FalkorDB, (db) => {
   return GraphResolver.request(
     GraphResolver.findById({
       name: "UserById",
+      maxBatchSize: 500,
       Id: Schema.String,
       Result: User,
       ResultId: (user) => user.id,
