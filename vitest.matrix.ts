@@ -24,6 +24,7 @@ export const redisMatrixFiles = [
   "ReplySchema", // RESP2 and RESP3 replies
   "RedisError", // the servers' error lines, classified
   "Faults", // re-handshake after kills and restarts, LOADING, wrong password
+  "Loading", // a real server loading its dataset: the handshake's probe holds calls until it is done
   "PubSub", // RESP2 and RESP3, patterns, sharded channels
   "ClientCache", // CLIENT TRACKING (default and broadcast), RESP3 invalidation pushes
   "Cluster", // CLUSTER SHARDS, MOVED/ASK, failover
