@@ -525,6 +525,15 @@ const holdLock = (
   return acquire.pipe(Effect.andThen(Effect.forkScoped(renew)), Effect.asVoid)
 }
 
+/** The migrations not among `applied`, in the loader's (id) order. */
+const notApplied = <M extends ResolvedMigration<unknown>>(
+  migrations: ReadonlyArray<M>,
+  applied: ReadonlyArray<AppliedMigration>
+): ReadonlyArray<M> => {
+  const done = new Set(applied.map((m) => m.id))
+  return migrations.filter(([id]) => !done.has(id))
+}
+
 const minimumTtl = Duration.seconds(1)
 
 /** The options with their defaults, checked. */
@@ -590,8 +599,7 @@ export const run = Effect.fn("GraphMigrator.run")(function* <R = never, RL = nev
   return yield* Effect.scoped(
     Effect.gen(function* () {
       yield* holdLock(db.connection, lockKey, token, ttl, timeout)
-      const done = new Set((yield* readApplied(db.connection, key)).map((m) => m.id))
-      const pending = migrations.filter(([id]) => !done.has(id))
+      const pending = notApplied(migrations, yield* readApplied(db.connection, key))
       const ran: Array<readonly [number, string]> = []
       for (const [id, name, load] of pending) {
         const effect = yield* Effect.flatMap(load, (loaded) => prepare(id, name, loaded, graph))
@@ -616,6 +624,35 @@ export const run = Effect.fn("GraphMigrator.run")(function* <R = never, RL = nev
       return ran
     })
   )
+})
+
+/**
+ * What {@link run} would apply now: the migrations of `loader` that `key` does not record yet,
+ * by id. Takes no lock and runs nothing; the same checks of the loader and the options fail
+ * the same way.
+ *
+ * @example
+ * ```ts
+ * import * as GraphMigrator from "@effect-falkordb/graph/GraphMigrator"
+ * import { Effect } from "effect"
+ *
+ * const report = GraphMigrator.pending({
+ *   graph: "social",
+ *   loader: GraphMigrator.fromRecord({ "1_people": "CREATE INDEX FOR (p:Person) ON (p.name)" })
+ * }).pipe(Effect.flatMap((todo) => Effect.log(`${todo.length} migration(s) to apply`)))
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const pending = Effect.fn("GraphMigrator.pending")(function* <R = never, RL = never>(
+  options: MigratorOptions<R, RL>
+): Effect.fn.Return<ReadonlyArray<readonly [id: number, name: string]>, MigrationError | FalkorError, FalkorDB | RL> {
+  const migrations = yield* options.loader
+  yield* checkDuplicates(migrations)
+  const { key } = yield* checkOptions(options)
+  const db = yield* FalkorDB
+  return notApplied(migrations, yield* readApplied(db.connection, key)).map(([id, name]) => [id, name] as const)
 })
 
 /**

@@ -30,12 +30,20 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
           effectRuns++
         })
       })
+      assert.deepStrictEqual(yield* GraphMigrator.pending({ graph: "social", loader }), [
+        [1, "index"],
+        [2, "seed"],
+        [3, "effect"]
+      ])
+      // pending runs nothing.
+      yield* control.expectNotCalled("CREATE INDEX FOR (p:Person) ON (p.name)")
       const first = yield* GraphMigrator.run({ graph: "social", loader })
       assert.deepStrictEqual(first, [
         [1, "index"],
         [2, "seed"],
         [3, "effect"]
       ])
+      assert.deepStrictEqual(yield* GraphMigrator.pending({ graph: "social", loader }), [])
       const second = yield* GraphMigrator.run({ graph: "social", loader })
       assert.deepStrictEqual(second, [])
       assert.strictEqual(effectRuns, 1)
