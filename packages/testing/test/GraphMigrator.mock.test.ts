@@ -8,7 +8,9 @@ import * as FalkorDBMock from "@effect-falkordb/testing/FalkorDBMock"
 import * as RedisMock from "@effect-falkordb/testing/RedisMock"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as TestClock from "effect/testing/TestClock"
 
 const scripts: ReadonlyArray<FalkorDBMock.Script> = [
   { query: "CREATE INDEX FOR (p:Person) ON (p.name)", statistics: { indicesCreated: 1 } },
@@ -157,6 +159,57 @@ describe("GraphMigrator on FalkorDBMock + RedisMock", () => {
         assert.strictEqual(reason._tag, "InvalidOption")
         assert.strictEqual(reason.option, option)
       }
+      assert.isFalse(ran)
+    }).pipe(Effect.provide(mock()))
+  )
+
+  it.effect("fromGlob: module and .cypher imports, applied in id order", () =>
+    Effect.gen(function* () {
+      const control = yield* FalkorDBMock.FalkorDBMock
+      const loader = GraphMigrator.fromGlob({
+        "./migrations/2_seed.cypher": () => Promise.resolve({ default: "MERGE (:Person {name: 'Ada'});\n" }),
+        "./migrations/1_index.ts": () => Promise.resolve({ default: "CREATE INDEX FOR (p:Person) ON (p.name)" }),
+        "./migrations/helpers.ts": () => Promise.reject(new Error("not a migration, never imported"))
+      })
+      assert.deepStrictEqual(yield* GraphMigrator.run({ graph: "social", loader }), [
+        [1, "index"],
+        [2, "seed"]
+      ])
+      const calls = yield* control.calls
+      assert.deepStrictEqual(
+        calls.map((c) => c.query),
+        ["CREATE INDEX FOR (p:Person) ON (p.name)", "MERGE (:Person {name: 'Ada'})"]
+      )
+    }).pipe(Effect.provide(mock()))
+  )
+
+  it.effect("a migrator waiting for the lock can be interrupted: nothing runs, the holder's lock stays", () =>
+    Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      yield* db.connection.execute(["SET", "{social}:migrations:lock", "someone"])
+      let ran = false
+      const waiting = yield* Effect.forkChild(
+        GraphMigrator.run({
+          graph: "social",
+          loader: GraphMigrator.fromRecord({
+            "1_a": Effect.sync(() => {
+              ran = true
+            })
+          })
+        })
+      )
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.interrupt(waiting)
+      assert.isFalse(ran)
+      const holder = yield* db.connection.execute(["GET", "{social}:migrations:lock"])
+      assert.strictEqual(new TextDecoder().decode(holder as Uint8Array), "someone")
+      // The holder's lock outlasts the default lockTimeout: Locked, nothing run.
+      const locked = yield* Effect.forkChild(
+        Effect.flip(GraphMigrator.run({ graph: "social", loader: GraphMigrator.fromRecord({ "1_a": Effect.void }) }))
+      )
+      yield* TestClock.adjust("6 minutes")
+      const error = yield* Fiber.join(locked)
+      assert.strictEqual((error as MigrationError.MigrationError).reason._tag, "Locked")
       assert.isFalse(ran)
     }).pipe(Effect.provide(mock()))
   )

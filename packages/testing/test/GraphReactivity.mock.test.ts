@@ -47,4 +47,14 @@ describe("GraphReactivity on FalkorDBMock", () => {
       yield* control.expectCalled("MATCH (p:Person) RETURN count(p) AS n", { times: 3 })
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(FalkorDBMock.layer(scripts), GraphReactivity.layer)))
   )
+
+  it.effect("a reactive query that fails ends its stream with the query's error", () =>
+    Effect.gen(function* () {
+      const graph = (yield* FalkorDB.FalkorDB).graph("social")
+      const error = yield* Effect.flip(
+        Stream.runCollect(graph.query("CREATE (:Person").pipe(GraphReactivity.reactive(["people"])))
+      )
+      assert.strictEqual(error.reason._tag, "Syntax")
+    }).pipe(Effect.provide(Layer.merge(FalkorDBMock.layer(scripts), GraphReactivity.layer)))
+  )
 })
