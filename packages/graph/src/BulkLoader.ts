@@ -566,119 +566,133 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
       return undefined
     }
 
-    // Nodes ---------------------------------------------------------------------------------
-    for (const node of options.nodes) {
-      const source = inputName(node.input)
-      const label = node.label ?? baseName(source)
-      if (label.length === 0 || label.includes("\u0000") || label.split(":").some((l) => l.length === 0)) {
-        return yield* fail(new InvalidSource({ source, detail: `invalid label ${JSON.stringify(label)}` }))
-      }
-      const keys = space(node.idSpace ?? "")
-      let token: Token | undefined
-      let keyIndex = 0
-      let properties: ReadonlyArray<Column> = []
-      yield* readInput(
-        node.input,
-        (names) => {
-          const columns = columnsOf(
-            names,
-            source,
-            [{ option: "key", name: node.key, fallback: 0 }],
-            node.types,
-            (name) => !name.startsWith("_")
-          )
-          if ("_tag" in columns) return columns
-          keyIndex = columns.roles[0]!
-          properties = columns.properties
-          token = openToken(label, properties)
-          return undefined
-        },
-        (line, cell, text) => {
-          const key = keyOf(cell(keyIndex))
-          if (key === undefined) {
-            return new MalformedRow({
+    const loadAll = Effect.gen(function* () {
+      // Nodes ---------------------------------------------------------------------------------
+      for (const node of options.nodes) {
+        const source = inputName(node.input)
+        const label = node.label ?? baseName(source)
+        if (label.length === 0 || label.includes("\u0000") || label.split(":").some((l) => l.length === 0)) {
+          return yield* fail(new InvalidSource({ source, detail: `invalid label ${JSON.stringify(label)}` }))
+        }
+        const keys = space(node.idSpace ?? "")
+        let token: Token | undefined
+        let keyIndex = 0
+        let properties: ReadonlyArray<Column> = []
+        yield* readInput(
+          node.input,
+          (names) => {
+            const columns = columnsOf(
+              names,
               source,
-              line,
-              column: node.key ?? "key (first column)",
-              detail: "the node has no key"
-            })
+              [{ option: "key", name: node.key, fallback: 0 }],
+              node.types,
+              (name) => !name.startsWith("_")
+            )
+            if ("_tag" in columns) return columns
+            keyIndex = columns.roles[0]!
+            properties = columns.properties
+            token = openToken(label, properties)
+            return undefined
+          },
+          (line, cell, text) => {
+            const key = keyOf(cell(keyIndex))
+            if (key === undefined) {
+              return new MalformedRow({
+                source,
+                line,
+                column: node.key ?? "key (first column)",
+                detail: "the node has no key"
+              })
+            }
+            if (keys.has(key)) return new DuplicateKey({ source, line, idSpace: node.idSpace ?? "", key })
+            scratch.reset()
+            const problem = writeProperties(properties, cell, text, source, line)
+            if (problem !== undefined) return problem
+            const placed = place(token!, "node", source, line)
+            if (typeof placed !== "object") keys.set(key, nextNodeId++)
+            return placed
           }
-          if (keys.has(key)) return new DuplicateKey({ source, line, idSpace: node.idSpace ?? "", key })
-          scratch.reset()
-          const problem = writeProperties(properties, cell, text, source, line)
-          if (problem !== undefined) return problem
-          const placed = place(token!, "node", source, line)
-          if (typeof placed !== "object") keys.set(key, nextNodeId++)
-          return placed
-        }
-      )
-      if (token !== undefined) closeToken(token, "node")
-    }
-
-    // Relationships -------------------------------------------------------------------------
-    for (const relationship of options.relationships ?? []) {
-      const source = inputName(relationship.input)
-      const type = relationship.type ?? baseName(source)
-      if (type.length === 0 || type.includes("\u0000") || type.includes(":")) {
-        return yield* fail(
-          new InvalidSource({ source, detail: `invalid relationship type ${JSON.stringify(type)} (no ":" or NUL)` })
         )
+        if (token !== undefined) closeToken(token, "node")
       }
-      const fromKeys = space(relationship.fromSpace ?? "")
-      const toKeys = space(relationship.toSpace ?? "")
-      let token: Token | undefined
-      let fromIndex = 0
-      let toIndex = 1
-      let properties: ReadonlyArray<Column> = []
-      yield* readInput(
-        relationship.input,
-        (names) => {
-          const columns = columnsOf(
-            names,
-            source,
-            [
-              { option: "from", name: relationship.from, fallback: 0 },
-              { option: "to", name: relationship.to, fallback: 1 }
-            ],
-            relationship.types,
-            () => false
-          )
-          if ("_tag" in columns) return columns
-          fromIndex = columns.roles[0]!
-          toIndex = columns.roles[1]!
-          properties = columns.properties
-          token = openToken(type, properties)
-          return undefined
-        },
-        (line, cell, text) => {
-          const endpoint = (index: number, keys: Map<string, number>, side: string, idSpace: string) => {
-            const key = keyOf(cell(index))
-            const id = key === undefined ? undefined : keys.get(key)
-            if (id !== undefined) return id
-            return new UnknownEndpoint({ source, line, column: side, idSpace, key: key ?? "" })
-          }
-          const from = endpoint(
-            fromIndex,
-            fromKeys,
-            relationship.from ?? "from (first column)",
-            relationship.fromSpace ?? ""
-          )
-          if (typeof from !== "number") return from
-          const to = endpoint(toIndex, toKeys, relationship.to ?? "to (second column)", relationship.toSpace ?? "")
-          if (typeof to !== "number") return to
-          scratch.reset()
-          scratch.u64(from)
-          scratch.u64(to)
-          const problem = writeProperties(properties, cell, text, source, line)
-          if (problem !== undefined) return problem
-          return place(token!, "relationship", source, line)
-        }
-      )
-      if (token !== undefined) closeToken(token, "relationship")
-    }
 
-    yield* flush
-    if (inFlight !== undefined) yield* Fiber.join(inFlight)
+      // Relationships -------------------------------------------------------------------------
+      for (const relationship of options.relationships ?? []) {
+        const source = inputName(relationship.input)
+        const type = relationship.type ?? baseName(source)
+        if (type.length === 0 || type.includes("\u0000") || type.includes(":")) {
+          return yield* fail(
+            new InvalidSource({ source, detail: `invalid relationship type ${JSON.stringify(type)} (no ":" or NUL)` })
+          )
+        }
+        const fromKeys = space(relationship.fromSpace ?? "")
+        const toKeys = space(relationship.toSpace ?? "")
+        let token: Token | undefined
+        let fromIndex = 0
+        let toIndex = 1
+        let properties: ReadonlyArray<Column> = []
+        yield* readInput(
+          relationship.input,
+          (names) => {
+            const columns = columnsOf(
+              names,
+              source,
+              [
+                { option: "from", name: relationship.from, fallback: 0 },
+                { option: "to", name: relationship.to, fallback: 1 }
+              ],
+              relationship.types,
+              () => false
+            )
+            if ("_tag" in columns) return columns
+            fromIndex = columns.roles[0]!
+            toIndex = columns.roles[1]!
+            properties = columns.properties
+            token = openToken(type, properties)
+            return undefined
+          },
+          (line, cell, text) => {
+            const endpoint = (index: number, keys: Map<string, number>, side: string, idSpace: string) => {
+              const key = keyOf(cell(index))
+              const id = key === undefined ? undefined : keys.get(key)
+              if (id !== undefined) return id
+              return new UnknownEndpoint({ source, line, column: side, idSpace, key: key ?? "" })
+            }
+            const from = endpoint(
+              fromIndex,
+              fromKeys,
+              relationship.from ?? "from (first column)",
+              relationship.fromSpace ?? ""
+            )
+            if (typeof from !== "number") return from
+            const to = endpoint(toIndex, toKeys, relationship.to ?? "to (second column)", relationship.toSpace ?? "")
+            if (typeof to !== "number") return to
+            scratch.reset()
+            scratch.u64(from)
+            scratch.u64(to)
+            const problem = writeProperties(properties, cell, text, source, line)
+            if (problem !== undefined) return problem
+            return place(token!, "relationship", source, line)
+          }
+        )
+        if (token !== undefined) closeToken(token, "relationship")
+      }
+
+      yield* flush
+      if (inFlight !== undefined) yield* Fiber.join(inFlight)
+    })
+    // A row or input that fails after the server confirmed commands leaves a partial graph:
+    // say so (the failure of a command still in flight comes first, from its join).
+    yield* loadAll.pipe(
+      Effect.catch((error) =>
+        Effect.gen(function* () {
+          if (inFlight !== undefined) yield* Fiber.join(inFlight)
+          const reason = error.reason
+          if (committed.commands === 0 || reason._tag === "Interrupted") return yield* Effect.fail(error)
+          return yield* fail(new Interrupted({ graph, committed: { ...committed }, uncertain: false, cause: reason }))
+        })
+      )
+    )
     return { graph, nodes: committed.nodes, relationships: committed.relationships, commands: committed.commands }
   }).pipe(Effect.withSpan("BulkLoader.load", { attributes: { "db.system.name": "falkordb", "db.namespace": graph } }))
 

@@ -98,7 +98,7 @@ export class MalformedRow extends Data.TaggedError("MalformedRow")<{
     return `malformed row at ${at(this.source, this.line, this.column)}: ${this.detail}`
   }
   get hint(): string {
-    return "fix the row in the file (or override the column's type); nothing of the load was sent for it"
+    return "fix the row in the file (or declare the column's type)"
   }
   get isRetryable(): boolean {
     return false
@@ -201,9 +201,10 @@ export class BulkUnsupported extends Data.TaggedError("BulkUnsupported")<{
 }
 
 /**
- * The load stopped part way: the server failed a command or the connection was lost. What
- * the server confirmed is in `committed`; when `uncertain`, the last command was sent and
- * may also have run.
+ * The load stopped part way, after the server had confirmed commands: the server failed a
+ * command, the connection was lost, or a later row or input failed (`cause`, then a
+ * `LoadErrorReason`). What the server confirmed is in `committed`; when `uncertain`, the last
+ * command was sent and may also have run.
  *
  * @since 0.1.0
  * @category reasons
@@ -212,7 +213,7 @@ export class Interrupted extends Data.TaggedError("Interrupted")<{
   readonly graph: string
   readonly committed: Committed
   readonly uncertain: boolean
-  readonly cause: FalkorError
+  readonly cause: FalkorError | LoadErrorReason
 }> {
   readonly [ReasonTypeId] = ReasonTypeId
   override get message(): string {
@@ -220,7 +221,8 @@ export class Interrupted extends Data.TaggedError("Interrupted")<{
     return `bulk load of graph ${JSON.stringify(this.graph)} stopped after ${commands} confirmed commands (${nodes} nodes, ${relationships} relationships)${this.uncertain ? ", and the last command sent may also have run" : ""}: ${this.cause.message}`
   }
   get hint(): string {
-    return `the graph holds a partial load: delete it (GRAPH.DELETE ${JSON.stringify(this.graph)}, or \`effect-falkordb graphs delete\`) and run the load again`
+    const partial = `the graph holds a partial load: delete it (GRAPH.DELETE ${JSON.stringify(this.graph)}, or \`effect-falkordb graphs delete\`) and run the load again`
+    return isLoadErrorReason(this.cause) ? `${this.cause.hint}; ${partial}` : partial
   }
   get isRetryable(): boolean {
     return false
@@ -342,6 +344,14 @@ export class LoadError extends Data.TaggedError("LoadError")<{ readonly reason: 
  * @category guards
  */
 export const isLoadError = (u: unknown): u is LoadError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * True for a `LoadErrorReason`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isLoadErrorReason = (u: unknown): u is LoadErrorReason => Predicate.hasProperty(u, ReasonTypeId)
 
 /**
  * A reason wrapped as a `LoadError`.

@@ -219,6 +219,38 @@ describe.skipIf(!url)("BulkLoader against a real FalkorDB (FALKORDB_URL)", () =>
     )
   )
 
+  it.live("a bad row after the server confirmed commands: Interrupted, naming the row and what is in the graph", () =>
+    run(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const db = yield* FalkorDB.FalkorDB
+          const graph = yield* fresh(db, graphName("partial"))
+          const lines = ["id,name"]
+          for (let i = 0; i < 2000; i++) lines.push(i === 1900 ? `${i}` : `${i},name ${i}`)
+          const path = yield* files({ "late.csv": `${lines.join("\n")}\n` })
+          const error = yield* Effect.flip(
+            BulkLoader.load(db.connection, graph.name, {
+              nodes: [{ label: "N", input: BulkLoader.csv(path("late.csv")) }],
+              maxBufferSize: 4096
+            })
+          )
+          const reason = error.reason
+          assert.strictEqual(reason._tag, "Interrupted")
+          if (reason._tag !== "Interrupted") return
+          assert.strictEqual(reason.cause._tag, "MalformedRow")
+          assert.include(reason.message, "late.csv:1902")
+          assert.include(reason.hint, "partial load")
+          assert.isTrue(reason.committed.commands > 0)
+          // What the error says is committed is what the graph holds.
+          const [held] = yield* rows(graph, "MATCH (n:N) RETURN count(n) AS n")
+          assert.deepStrictEqual(held, { n: reason.committed.nodes })
+          assert.isTrue(reason.committed.nodes > 0 && reason.committed.nodes < 1900)
+          yield* graph.delete()
+        })
+      )
+    )
+  )
+
   it.live("a graph that exists is refused before anything is read, and left as it was", () =>
     run(
       Effect.scoped(
