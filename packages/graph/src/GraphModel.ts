@@ -52,10 +52,11 @@ import * as Effect from "effect/Effect"
 import * as RequestResolver from "effect/RequestResolver"
 import * as Schema from "effect/Schema"
 import type * as Cypher from "./Cypher.ts"
-import { FalkorError, InvalidArgument } from "./FalkorError.ts"
+import { FalkorError, InvalidArgument, isFalkorError } from "./FalkorError.ts"
 import type { Graph, Parameters, QueryResult } from "./Graph.ts"
 import * as GraphResolver from "./GraphResolver.ts"
 import * as GraphSchema from "./GraphSchema.ts"
+import * as Identifier from "./Identifier.ts"
 import { quoteOrThrow } from "./Identifier.ts"
 import { type Field, fieldsOf } from "./internal/ModelFields.ts"
 import { decoder, describe, encoder } from "./internal/Requests.ts"
@@ -261,7 +262,9 @@ const prepare = <S extends Any>(Model: S, options: Options<PropertyKey>) =>
         deleteMany: `UNWIND $requests AS r MATCH (n:${label} {${id}: r}) DETACH DELETE n`
       }
     },
-    catch: (error) => error as FalkorError
+    // What the builder throws is a FalkorError (a refused name or field); anything else is a bug.
+    catch: (error) =>
+      isFalkorError(error) ? error : invalidModel("model", `cannot build the queries: ${String(error)}`)
   })
 
 const insertSchema = <S extends Any>(Model: S): InsertOf<S> =>
@@ -385,12 +388,9 @@ export const makeRepository = <S extends Any, Id extends keyof S["Type"] & keyof
       relate: (from, type, to, relateOptions) =>
         Effect.gen(function* () {
           const target = relateOptions?.target ?? (repository as unknown as Target<unknown, unknown, never>)
-          const relationship = yield* Effect.try({
-            try: () => quoteOrThrow(type, "relationship type"),
-            catch: (error) => error as FalkorError
-          })
-          const targetLabel = yield* quoted(target.label, "label")
-          const targetId = yield* quoted(target.idColumn, "property name")
+          const relationship = yield* Identifier.quote(type, "relationship type")
+          const targetLabel = yield* Identifier.quote(target.label, "label")
+          const targetId = yield* Identifier.quote(target.idColumn, "property name")
           const fromId = yield* repository.encodeId(from)
           const toId = yield* target.encodeId(to)
           const result = yield* graph.query(
@@ -412,8 +412,8 @@ export const makeRepository = <S extends Any, Id extends keyof S["Type"] & keyof
       related: (from, type, relatedOptions) =>
         Effect.gen(function* () {
           const target = relatedOptions?.target ?? (repository as unknown as Target<unknown, unknown, never>)
-          const relationship = yield* quoted(type, "relationship type")
-          const targetLabel = yield* quoted(target.label, "label")
+          const relationship = yield* Identifier.quote(type, "relationship type")
+          const targetLabel = yield* Identifier.quote(target.label, "label")
           const fromId = yield* repository.encodeId(from)
           const direction = relatedOptions?.direction ?? "out"
           const pattern =
@@ -431,9 +431,6 @@ export const makeRepository = <S extends Any, Id extends keyof S["Type"] & keyof
     }
     return repository
   })
-
-const quoted = (name: string, what: string) =>
-  Effect.try({ try: () => quoteOrThrow(name, what), catch: (error) => error as FalkorError })
 
 /**
  * Batched `insert`, `insertVoid`, `findById` and `delete` for the nodes of `options.label`
