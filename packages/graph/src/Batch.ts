@@ -39,6 +39,7 @@ import { FalkorError, fromRedis, fromServer } from "./FalkorError.ts"
 import type { Graph, Parameters, QueryResult } from "./Graph.ts"
 import { invalidArgument } from "./internal/errors.ts"
 import * as QueryPath from "./internal/QueryPath.ts"
+import { GraphSchema } from "./internal/SchemaCache.ts"
 
 /**
  * One query of a batch.
@@ -96,14 +97,15 @@ export const run = (
   attributes: Readonly<Record<string, string | number>> = { "db.namespace": graph.name }
 ): Effect.Effect<ReadonlyArray<Result.Result<QueryResult, FalkorError>>, FalkorError> => {
   const name = graph.name
-  const parts = QueryPath.partsOf(graph)
+  // Replies are decoded through the graph's own schema cache entry (its `schema` member).
+  const schema = graph.schema instanceof GraphSchema ? graph.schema : undefined
 
   const decode = (reply: Reply, command: string): Effect.Effect<QueryResult, FalkorError> =>
     Effect.gen(function* () {
       if (reply instanceof ErrorReply) return yield* fromServer(reply.message, { graph: name, command })
-      if (parts === undefined) return yield* invalidArgument("graph", "not a Graph made by FalkorDB.graph", name)
+      if (schema === undefined) return yield* invalidArgument("graph", "not a Graph made by FalkorDB.graph", name)
       const envelope = yield* QueryPath.parse(reply, name, command)
-      return yield* QueryPath.decodeResult(parts.schema, envelope, command)
+      return yield* QueryPath.decodeResult(schema, envelope, command)
     })
 
   return Effect.gen(function* () {

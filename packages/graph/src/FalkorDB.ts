@@ -22,7 +22,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { type FalkorError, fromRedis } from "./FalkorError.ts"
-import * as Graph from "./Graph.ts"
+import type * as Graph from "./Graph.ts"
+import * as GraphHandle from "./internal/GraphHandle.ts"
 import { malformed } from "./internal/errors.ts"
 import * as GraphInfo from "./GraphInfo.ts"
 import * as Measure from "./internal/Measure.ts"
@@ -111,7 +112,7 @@ export const make = Effect.fnUntraced(function* (options: ClientOptions = {}) {
     graph: (name) => {
       let graph = graphs.get(name)
       if (graph === undefined) {
-        graph = Graph.make(connection, cache, name, options)
+        graph = GraphHandle.make(connection, cache, name, options)
         graphs.set(name, graph)
       }
       return graph

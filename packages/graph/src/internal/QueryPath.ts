@@ -294,20 +294,3 @@ export const makeSender = (
 
   return { exec, sendOnce, send, sendStreamed }
 }
-
-/** What a `Graph` value is made of, for the internal helpers that build on it (batches). */
-export interface Parts {
-  readonly connection: RedisConnection["Service"]
-  readonly schema: GraphSchema
-  readonly sender: Sender
-}
-
-const registry = new WeakMap<object, Parts>()
-
-/** Records the parts of a graph handle. */
-export const register = (graph: object, parts: Parts): void => {
-  registry.set(graph, parts)
-}
-
-/** The parts of a graph handle made by `Graph.make`; `undefined` for any other object. */
-export const partsOf = (graph: object): Parts | undefined => registry.get(graph)
