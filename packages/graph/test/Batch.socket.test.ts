@@ -2,14 +2,14 @@
 // `pipelined-batch`: six queries written back to back on one connection, each with its own
 // result or error.
 import { assert, describe, it } from "@effect/vitest"
-import { serverMessageOf } from "../../graph/test/helpers.ts"
+import { serverMessageOf } from "./helpers.ts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as RespTestServer from "@effect-falkordb/testing/RespTestServer"
-import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
-import * as Batch from "@effect-falkordb/graph/Batch"
+import * as FalkorDB from "../src/FalkorDB.ts"
+import * as Batch from "../src/Batch.ts"
 import { type Command, withReplay } from "./support/replay.ts"
 
 const g = "pipelined-batch"

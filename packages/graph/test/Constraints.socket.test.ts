@@ -1,10 +1,10 @@
 // Constraint helpers end to end over real sockets against the FalkorDB 4.18.11 recordings
 // `constraint-lifecycle` and `admin-constraints` (see ./replay.ts).
 import { assert, describe, it } from "@effect/vitest"
-import { serverMessageOf } from "../../graph/test/helpers.ts"
+import { serverMessageOf } from "./helpers.ts"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import * as Constraints from "@effect-falkordb/graph/Constraints"
+import * as Constraints from "../src/Constraints.ts"
 import { type Command, withReplay } from "./support/replay.ts"
 
 const ro = (g: string, text: string): Command => ["GRAPH.RO_QUERY", g, text, "--compact"]

@@ -2,10 +2,10 @@ import type { RedisError } from "@effect-falkordb/redis/RedisError"
 // The graph client end to end through real loopback sockets. The scriptable RESP test server
 // replays the exact bytes recorded from FalkorDB 4.4.0 and 4.18.11 (or plays a small scripted
 // graph server), and the client runs over the real connection layers: single and multiplexed.
-import { decodeKnown } from "../../graph/test/helpers.ts"
-import * as CompactReply from "../../graph/src/internal/CompactReply.ts"
-import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
-import { Node } from "@effect-falkordb/graph/Value"
+import { decodeKnown } from "./helpers.ts"
+import * as CompactReply from "../src/internal/CompactReply.ts"
+import * as FalkorDB from "../src/FalkorDB.ts"
+import { Node } from "../src/Value.ts"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as CompactEncoder from "@effect-falkordb/testing/CompactEncoder"
@@ -27,8 +27,8 @@ import {
   replayable,
   type Scenario,
   versions
-} from "../../graph/test/fixtures.ts"
-import { serverMessageOf } from "../../graph/test/helpers.ts"
+} from "./fixtures.ts"
+import { serverMessageOf } from "./helpers.ts"
 
 type Strategy = "single" | "multiplexed"
 const strategies: ReadonlyArray<Strategy> = ["single", "multiplexed"]

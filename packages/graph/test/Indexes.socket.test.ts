@@ -2,10 +2,10 @@
 // `index-lifecycle`, `vector-search` and `indexes` (see ./replay.ts for how requests whose
 // text differs from the recorded one are listed).
 import { assert, describe, it } from "@effect/vitest"
-import { serverMessageOf } from "../../graph/test/helpers.ts"
+import { serverMessageOf } from "./helpers.ts"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
-import * as Indexes from "@effect-falkordb/graph/Indexes"
+import * as Indexes from "../src/Indexes.ts"
 import { type Command, withReplay } from "./support/replay.ts"
 
 const q = (g: string, text: string): Command => ["GRAPH.QUERY", g, text, "--compact"]

@@ -2,12 +2,12 @@
 // FalkorDB 4.18.11 recording `procedures` (see ./replay.ts for the request pairs: the client
 // sends arguments as parameters where the recording has literals).
 import { assert, describe, it } from "@effect/vitest"
-import { serverMessageOf } from "../../graph/test/helpers.ts"
+import { serverMessageOf } from "./helpers.ts"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import * as Algorithms from "@effect-falkordb/graph/Algorithms"
-import * as Procedures from "@effect-falkordb/graph/Procedures"
-import { Edge, Node, Path } from "@effect-falkordb/graph/Value"
+import * as Algorithms from "../src/Algorithms.ts"
+import * as Procedures from "../src/Procedures.ts"
+import { Edge, Node, Path } from "../src/Value.ts"
 import { type Command, withReplay } from "./support/replay.ts"
 
 const g = "procedures"

@@ -1,12 +1,12 @@
 // Vector and full-text search end to end over real sockets against the FalkorDB 4.18.11
 // recordings `vector-search` and `index-lifecycle` (see ./support/replay.ts: the client sends
 // the label, property, k and the query vector as parameters where the recording has literals).
-import * as Search from "@effect-falkordb/graph/Search"
-import { Edge, Node } from "@effect-falkordb/graph/Value"
+import * as Search from "../src/Search.ts"
+import { Edge, Node } from "../src/Value.ts"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { serverMessageOf } from "../../graph/test/helpers.ts"
+import { serverMessageOf } from "./helpers.ts"
 import { type Command, withReplay } from "./support/replay.ts"
 
 const ro = (g: string, text: string): Command => ["GRAPH.RO_QUERY", g, text, "--compact"]

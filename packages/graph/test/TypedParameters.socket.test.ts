@@ -3,9 +3,9 @@
 // and rebuilds it in the query (`point($p0)`, `vecf32($p0)`, `date($p0)`, …), explicit
 // parameters carry the plain form and the query names the constructor. The recorded refusals
 // of constructor calls inside the CYPHER prefix are typed.
-import { cypher } from "@effect-falkordb/graph/Cypher"
-import * as Temporal from "@effect-falkordb/graph/Temporal"
-import { Node, Point } from "@effect-falkordb/graph/Value"
+import { cypher } from "../src/Cypher.ts"
+import * as Temporal from "../src/Temporal.ts"
+import { Node, Point } from "../src/Value.ts"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { type Command, withReplay } from "./support/replay.ts"

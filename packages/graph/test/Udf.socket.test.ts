@@ -1,10 +1,10 @@
 // UDF libraries and GRAPH.INFO end to end over real sockets against the FalkorDB recordings
 // `udf`, `info`, `admin-info-memory` (4.18.11 and 4.4.0) and `resp3` (4.18.11). Every request
 // the client sends here was recorded exactly as sent.
-import * as GraphInfo from "@effect-falkordb/graph/GraphInfo"
+import * as GraphInfo from "../src/GraphInfo.ts"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { serverMessageOf } from "../../graph/test/helpers.ts"
+import { serverMessageOf } from "./helpers.ts"
 import { withReplay } from "./support/replay.ts"
 
 const mathlib =

@@ -10,7 +10,7 @@ import * as FixtureReplay from "@effect-falkordb/testing/FixtureReplay"
 import * as RespTestServer from "@effect-falkordb/testing/RespTestServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+import * as FalkorDB from "../../src/FalkorDB.ts"
 
 export type Command = ReadonlyArray<string>
 export type Translation = readonly [sent: Command, recorded: Command, times?: number]
