@@ -490,6 +490,40 @@ export class StreamOverflow extends Reason("StreamOverflow")<{
 }
 
 /**
+ * The `credentials` option failed: its Effect failed or did not answer within
+ * `connectTimeout`, or its Stream failed or ended before its first emission. The connect
+ * that needed them did not happen (nothing was sent); the client asks again on its next
+ * reconnect, with backoff. The message names the option, never a secret.
+ *
+ * @example
+ * ```ts
+ * import * as RedisError from "@effect-falkordb/redis/RedisError"
+ *
+ * const reason = new RedisError.CredentialsProvider({
+ *   message: "the credentials provider did not answer within 10000 ms (connectTimeout)"
+ * })
+ * console.log(reason.written) // false
+ * ```
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class CredentialsProvider extends Reason("CredentialsProvider")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {
+  get written(): boolean {
+    return false
+  }
+  get isRetryable(): boolean {
+    return true
+  }
+  get hint(): string {
+    return "check the credentials option (the token source it calls, its permissions and its network); the client asks it again on the next reconnect"
+  }
+}
+
+/**
  * Every reason a command can fail for.
  *
  * @since 0.1.0
@@ -513,6 +547,7 @@ export type RedisErrorReason =
   | NoSentinel
   | CrossSlot
   | StreamOverflow
+  | CredentialsProvider
 
 /**
  * The error of every engine call. `message` is the reason's message followed by its hint

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Net from "node:net"
 import type * as Tls from "node:tls"
+import { ConnectReport } from "./internal/ConnectReport.ts"
 import type { ClientMetrics } from "./internal/EngineMetrics.ts"
 import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 
@@ -174,6 +175,8 @@ export interface ResolvedOptions {
   readonly metrics: boolean
   /** Set by the client when `metrics` is on: the series its engines update. */
   readonly instruments?: ClientMetrics | undefined
+  /** Reports connect failures once per change, shared by every connection made from these options. */
+  readonly report?: ConnectReport | undefined
 }
 
 /**
@@ -448,7 +451,8 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     maxReplyBytes,
     maxLineLength,
     target,
-    metrics: options.metrics === true
+    metrics: options.metrics === true,
+    report: new ConnectReport()
   }
   return resolved
 })

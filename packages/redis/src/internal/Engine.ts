@@ -36,7 +36,8 @@ import type { ClientMetrics } from "./EngineMetrics.ts"
 import { FullDuplexWindow } from "./FullDuplexWindow.ts"
 import { ABANDONED, type AnyRequest, boundUnsentWait, QUEUED, Request, SETTLED, WRITTEN } from "./Request.ts"
 import { RingBuffer } from "./RingBuffer.ts"
-import { handshakeCommands, handshakeRefusal, openSocket } from "./Socket.ts"
+import { ConnectReport, isAuthFailure } from "./ConnectReport.ts"
+import { handshakeCommands, handshakeFailure, openSocket } from "./Socket.ts"
 
 /** Backoff of the readiness probe while the server loads its dataset: 10 ms doubling to 100 ms. */
 const LOADING_FIRST_DELAY = 10
@@ -67,6 +68,11 @@ export class Engine {
   /** Why the last connect attempt failed, for the messages of commands that never got out. */
   lastError: RedisError | undefined = undefined
   /**
+   * The last connect failed on its credentials (`WRONGPASS`, `NOAUTH`, `NOPERM`, a failing
+   * provider): until a connect succeeds, commands fail at once rather than wait for it.
+   */
+  private authFailed = false
+  /**
    * Written commands whose caller stopped waiting and whose reply is still owed. A server that
    * runs one command per connection at a time (FalkorDB's queries) may be busy with such a
    * command for long: routers steer new commands to engines that owe none.
@@ -88,10 +94,13 @@ export class Engine {
   readonly options: ResolvedOptions
   /** Set when the client has `metrics` on; every hook below is skipped otherwise. */
   readonly metrics: ClientMetrics | undefined
+  /** Reports connect failures once per change (shared by the client's engines). */
+  private readonly report: ConnectReport
 
   constructor(options: ResolvedOptions) {
     this.options = options
     this.metrics = options.instruments
+    this.report = options.report ?? new ConnectReport()
     this.window = new FullDuplexWindow(options.window)
   }
 
@@ -141,7 +150,7 @@ export class Engine {
 
   refusal(): RedisError | undefined {
     if (this.closing) return this.closedError(false, "is closed")
-    if (this.offlineExpired && !this.online) return this.offline()
+    if ((this.offlineExpired || this.authFailed) && !this.online) return this.offline()
     if (this.options.offlineQueue === "failFast" && !this.online) return this.offline()
     return undefined
   }
@@ -713,10 +722,8 @@ export class Engine {
     return Effect.gen({ self: this }, function* () {
       const commands = handshakeCommands(this.options)
       const replies = yield* this.exchange(connection, commands, deadline)
-      for (let i = 0; i < replies.length - 1; i++) {
-        const reply = replies[i]
-        if (reply instanceof ErrorReply) return yield* handshakeRefusal(reply, commands[i]!, this.options.target)
-      }
+      const failure = handshakeFailure(commands, replies.slice(0, -1), this.options.target)
+      if (failure !== undefined) return yield* failure
       let probe = replies[replies.length - 1]
       const stillLoading = `${this.options.target} was still loading its dataset after ${this.options.connectTimeout} ms (connectTimeout); commands wait for a later reconnect`
       let delay = LOADING_FIRST_DELAY
@@ -734,7 +741,8 @@ export class Engine {
         delay = Math.min(delay * 2, LOADING_MAX_DELAY)
         probe = (yield* this.exchange(connection, [["PING"]], deadline, stillLoading))[0]
       }
-      if (probe instanceof ErrorReply) {
+      // NOPERM: a least-privilege user may not PING, but the server answered, so it is ready.
+      if (probe instanceof ErrorReply && probe.code !== "NOPERM") {
         return yield* fromErrorReply(
           probe,
           "PING",
@@ -756,6 +764,7 @@ export class Engine {
     this.connection = connection
     this.options.hooks?.onConnection("connected", this.connects > 1)
     this.lastError = undefined
+    this.authFailed = false
     this.clearOfflineTimer()
     Deferred.doneUnsafe(this.ready, Exit.void)
     // Whatever waited for a connection goes out now.
@@ -792,10 +801,14 @@ export class Engine {
           return yield* Effect.never
         }
         this.install(next.value)
+        yield* this.report.restored(this.options.target)
       } else {
         const error = Cause.findErrorOption(next.cause)
-        this.lastError = Option.isSome(error) ? error.value : this.offline()
-        if (this.options.offlineQueue === "failFast") this.failUnwritten(this.offline())
+        const failure = Option.isSome(error) ? error.value : this.offline()
+        this.lastError = failure
+        this.authFailed = isAuthFailure(failure)
+        yield* this.report.failed(this.options.target, failure)
+        if (this.options.offlineQueue === "failFast" || this.authFailed) this.failUnwritten(this.offline())
         attempt++
         yield* Effect.sleep(this.backoff(attempt))
       }

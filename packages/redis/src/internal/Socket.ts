@@ -6,7 +6,7 @@
  * @internal
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
-import type { ErrorReply } from "@effect-falkordb/resp/Reply"
+import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Net from "node:net"
@@ -114,10 +114,17 @@ export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
   return commands
 }
 
+/** The name of a handshake command as sent (`AUTH`, `CLIENT SETNAME` …), never its arguments (a password). */
+const handshakeName = (command: Command): string => {
+  const name = commandName(command)
+  return name === "CLIENT" ? `CLIENT ${String(command[1]).toUpperCase()}` : name
+}
+
 /**
- * A handshake command the server refused, as the connect's error. A refused `SELECT` says which
- * databases servers serve: the servers differ on a cluster (Redis: `SELECT is not allowed in
- * cluster mode`; Valkey 9: `DB index is out of range` past its `cluster-databases`).
+ * A handshake command the server refused, as the connect's error (naming the command, never
+ * its arguments). A refused `SELECT` says which databases servers serve: the servers differ on
+ * a cluster (Redis: `SELECT is not allowed in cluster mode`; Valkey 9: `DB index is out of
+ * range` past its `cluster-databases`).
  */
 export const handshakeRefusal = (reply: ErrorReply, command: Command, target: string): RedisError => {
   const name = commandName(command)
@@ -125,5 +132,30 @@ export const handshakeRefusal = (reply: ErrorReply, command: Command, target: st
     name === "SELECT"
       ? ` (database ${String(command[1])}: a Redis Cluster serves database 0 only, a Valkey 9 cluster the first cluster-databases, a standalone server the first databases of its config)`
       : ""
-  return fromErrorReply(reply, name, `handshake with ${target} failed at ${name}: ${reply.message}${advice}`)
+  return fromErrorReply(
+    reply,
+    name,
+    `handshake with ${target} failed at ${handshakeName(command)}: ${reply.message}${advice}`
+  )
+}
+
+/**
+ * The first refusal among the handshake's replies (`replies[i]` answers `commands[i]`).
+ * `NOPERM` on `CLIENT SETNAME` or on the readiness `PING` is not an error: a least-privilege
+ * ACL user may AUTH but not name its connection (the name is only a label) nor PING (its
+ * answer shows the server is ready).
+ */
+export const handshakeFailure = (
+  commands: ReadonlyArray<Command>,
+  replies: ReadonlyArray<Reply>,
+  target: string
+): RedisError | undefined => {
+  for (let i = 0; i < replies.length; i++) {
+    const reply = replies[i]
+    if (!(reply instanceof ErrorReply)) continue
+    const name = handshakeName(commands[i]!)
+    if (reply.code === "NOPERM" && (name === "CLIENT SETNAME" || name === "PING")) continue
+    return handshakeRefusal(reply, commands[i]!, target)
+  }
+  return undefined
 }

@@ -17,15 +17,18 @@
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { type Command, encodeCommands } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, PushReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Net from "node:net"
 import { Closed, ConnectionLost, fromErrorReply, Offline, Protocol, RedisError } from "../RedisError.ts"
 import type { ResolvedOptions } from "../RedisOptions.ts"
 import type { Kind } from "../RedisPubSub.ts"
-import { handshakeCommands, handshakeRefusal, openSocket } from "./Socket.ts"
+import { ConnectReport } from "./ConnectReport.ts"
+import { handshakeCommands, handshakeFailure, openSocket } from "./Socket.ts"
 
 const SUBSCRIBE: Record<Kind, string> = { channel: "SUBSCRIBE", pattern: "PSUBSCRIBE", shard: "SSUBSCRIBE" }
 const UNSUBSCRIBE: Record<Kind, string> = { channel: "UNSUBSCRIBE", pattern: "PUNSUBSCRIBE", shard: "SUNSUBSCRIBE" }
@@ -72,9 +75,11 @@ export class Subscriber {
   /** Successful connects, the first one included. */
   connects = 0
   readonly options: ResolvedOptions
+  private readonly report: ConnectReport
 
   constructor(options: ResolvedOptions) {
     this.options = options
+    this.report = options.report ?? new ConnectReport()
   }
 
   // ---------------------------------------------------------------------------
@@ -302,12 +307,10 @@ export class Subscriber {
         }),
         Effect.onError(() => Effect.sync(() => socket.destroy()))
       )
-      for (let i = 0; i < answers.length; i++) {
-        const answer = answers[i]!
-        if (answer instanceof ErrorReply) {
-          socket.destroy()
-          return yield* handshakeRefusal(answer, handshake[i]!, this.options.target)
-        }
+      const failure = handshakeFailure(handshake, answers, target)
+      if (failure !== undefined) {
+        socket.destroy()
+        return yield* failure
       }
       if (locator !== undefined) {
         const role = answers[answers.length - 1]
@@ -369,7 +372,13 @@ export class Subscriber {
           yield* Effect.sleep(this.backoff(attempt))
         }
         const next = yield* Effect.exit(this.connect)
-        if (Exit.isSuccess(next)) closed = next.value
+        if (Exit.isSuccess(next)) {
+          closed = next.value
+          yield* this.report.restored(this.options.target)
+        } else {
+          const error = Cause.findErrorOption(next.cause)
+          if (Option.isSome(error)) yield* this.report.failed(this.options.target, error.value)
+        }
       }
     })
 
