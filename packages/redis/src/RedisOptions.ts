@@ -10,9 +10,11 @@ import type { PushReply } from "@effect-falkordb/resp/Reply"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as Net from "node:net"
 import type * as Tls from "node:tls"
 import { ConnectReport } from "./internal/ConnectReport.ts"
+import { type CredentialSource, credentialSource } from "./internal/Credentials.ts"
 import type { ClientMetrics } from "./internal/EngineMetrics.ts"
 import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 
@@ -50,6 +52,15 @@ export interface RedisOptions {
   readonly tls?: boolean | Tls.ConnectionOptions | undefined
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted<string> | string | undefined
+  /**
+   * Credentials that change while the client runs (a rotated password, a short-lived token),
+   * instead of `username`/`password`. An `Effect` is asked on every connect and reconnect; a
+   * `Stream` runs while the client lives, and each emission re-authenticates the live
+   * connections with `AUTH` (behind nothing a caller waits for, dropping nothing in flight)
+   * and is used by every later connect. Either must answer within `connectTimeout`; a failure
+   * is reason `CredentialsProvider`, asked again with the reconnect backoff.
+   */
+  readonly credentials?: CredentialsOption | undefined
   /** Database index for `SELECT`, 0 by default. */
   readonly database?: number | undefined
   /** RESP protocol: 2 (default) or 3 (sends `HELLO 3`). */
@@ -127,6 +138,44 @@ export interface RedisOptions {
 }
 
 /**
+ * What a `credentials` provider yields: an ACL user (or `default`) and its secret.
+ *
+ * @example
+ * ```ts
+ * import type { Credentials } from "@effect-falkordb/redis/RedisOptions"
+ * import * as Redacted from "effect/Redacted"
+ *
+ * const credentials: Credentials = { username: "app", password: Redacted.make("s3cret") }
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Credentials {
+  readonly username?: string | undefined
+  readonly password: Redacted.Redacted<string>
+}
+
+/**
+ * The `credentials` option: asked on every connect (an `Effect`), or followed (a `Stream`).
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import * as Effect from "effect/Effect"
+ * import * as Redacted from "effect/Redacted"
+ *
+ * // e.g. read from a secrets manager on every (re)connect
+ * const fetchToken = Effect.succeed({ username: "app", password: Redacted.make("token-1") })
+ * const layer = RedisConnection.layerSingle({ url: "redis://127.0.0.1:6379", credentials: fetchToken })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CredentialsOption = Effect.Effect<Credentials, unknown> | Stream.Stream<Credentials, unknown>
+
+/**
  * Options after URL parsing, defaults and validation.
  *
  * @since 0.1.0
@@ -139,6 +188,8 @@ export interface ResolvedOptions {
   readonly tls: Tls.ConnectionOptions | undefined
   readonly username: string | undefined
   readonly password: Redacted.Redacted<string> | undefined
+  /** The `credentials` option, shared by every connection built from the same value. */
+  readonly credentials?: CredentialSource | undefined
   readonly database: number
   readonly protocol: 2 | 3
   readonly clientName: string | undefined
@@ -395,6 +446,17 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
   if (options.clientName !== undefined && /\s/.test(options.clientName)) {
     return yield* fail("clientName", `clientName cannot contain spaces or newlines (got "${options.clientName}")`)
   }
+  if (options.credentials !== undefined) {
+    if (!Effect.isEffect(options.credentials) && !Stream.isStream(options.credentials)) {
+      return yield* fail("credentials", "credentials must be an Effect or a Stream of { username?, password }")
+    }
+    if (password !== undefined || username !== undefined) {
+      return yield* fail(
+        "credentials",
+        "credentials replaces username/password (in the options or the URL); set one or the other"
+      )
+    }
+  }
   const offlineQueue = options.offlineQueue ?? "queue"
   if (offlineQueue !== "queue" && offlineQueue !== "failFast") {
     return yield* fail("offlineQueue", `offlineQueue must be "queue" or "failFast" (got "${String(offlineQueue)}")`)
@@ -435,6 +497,10 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     tls,
     username,
     password,
+    credentials:
+      options.credentials === undefined
+        ? undefined
+        : credentialSource(options.credentials, reconnectBaseDelay, reconnectMaxDelay),
     database,
     protocol,
     clientName: options.clientName,

@@ -41,13 +41,16 @@ export class ConnectReport {
   /** The kind last reported, while connects keep failing. */
   private reported: string | undefined = undefined
 
-  /** A connect failed: a warning when its kind differs from the last one reported. */
-  failed(target: string, error: RedisError): Effect.Effect<void> {
+  /**
+   * Something failed (`what`, e.g. "cannot connect to host:6379/0"): a warning when the kind
+   * of failure differs from the last one reported.
+   */
+  failed(what: string, error: RedisError, next = "retrying with backoff"): Effect.Effect<void> {
     const kind = kindOf(error)
     if (kind === this.reported) return Effect.void
     this.reported = kind
-    return Effect.logWarning(`cannot connect to ${target}: ${error.message}; retrying with backoff`).pipe(
-      Effect.annotateLogs({ "redis.target": target, "redis.reason": error.reason._tag })
+    return Effect.logWarning(`${what}: ${error.message}; ${next}`).pipe(
+      Effect.annotateLogs({ "redis.reason": error.reason._tag })
     )
   }
 

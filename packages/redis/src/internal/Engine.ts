@@ -29,7 +29,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { Closed, ConnectionLost, Offline, fromErrorReply, RedisError, Timeout } from "../RedisError.ts"
-import type { ResolvedOptions } from "../RedisOptions.ts"
+import type { Credentials, ResolvedOptions } from "../RedisOptions.ts"
 import { commandName } from "./CommandValidation.ts"
 import { Connection } from "./Connection.ts"
 import type { ClientMetrics } from "./EngineMetrics.ts"
@@ -37,7 +37,7 @@ import { FullDuplexWindow } from "./FullDuplexWindow.ts"
 import { ABANDONED, type AnyRequest, boundUnsentWait, QUEUED, Request, SETTLED, WRITTEN } from "./Request.ts"
 import { RingBuffer } from "./RingBuffer.ts"
 import { ConnectReport, isAuthFailure } from "./ConnectReport.ts"
-import { handshakeCommands, handshakeFailure, openSocket } from "./Socket.ts"
+import { authCommand, handshakeCommands, handshakeFailure, openSocket } from "./Socket.ts"
 
 /** Backoff of the readiness probe while the server loads its dataset: 10 ms doubling to 100 ms. */
 const LOADING_FIRST_DELAY = 10
@@ -626,9 +626,14 @@ export class Engine {
       address = { _tag: "Tcp", host: located.host, port: located.port }
       target = `${this.options.target} at ${located.host}:${located.port}`
     }
+    // Asked before the socket opens: no connection idles while a token source answers.
+    const credentials =
+      this.options.credentials === undefined
+        ? undefined
+        : yield* this.options.credentials.get(Math.max(0, deadline - performance.now()), this.options.connectTimeout)
     const socket = yield* openSocket(this.options, address, target)
     const connection = new Connection(socket, this)
-    yield* this.handshake(connection, deadline).pipe(
+    yield* this.handshake(connection, deadline, credentials).pipe(
       // Suspended: `exchange` writes when called, and ROLE must follow AUTH.
       Effect.andThen(
         Effect.suspend(() =>
@@ -650,8 +655,36 @@ export class Engine {
         Effect.sync(() => connection.fatal(new RedisError({ reason: new Offline({ message: "handshake failed" }) })))
       )
     )
+    this.authenticatedWith = credentials
     return connection
   })
+
+  /** The credentials of the `credentials` option the connection last authenticated with. */
+  private authenticatedWith: Credentials | undefined = undefined
+
+  /**
+   * New credentials (a `credentials` Stream emitted): `AUTH` on the live connection, written
+   * at once, behind what is already on the wire and ahead of what waits to be written; the
+   * commands in flight keep their places and replies. Without a live connection there is
+   * nothing to do: the next connect asks for the credentials anyway.
+   */
+  reauthenticate(credentials: Credentials): Effect.Effect<void, RedisError> {
+    return Effect.suspend(() => {
+      const connection = this.connection
+      if (connection === undefined || connection.dead || this.closing) return Effect.void
+      const deadline = performance.now() + this.options.connectTimeout
+      const late = `${this.options.target} did not answer AUTH with the new credentials within ${this.options.connectTimeout} ms (connectTimeout)`
+      return Effect.flatMap(this.exchange(connection, [authCommand(credentials)], deadline, late), ([reply]) => {
+        if (reply instanceof ErrorReply) {
+          return Effect.fail(
+            fromErrorReply(reply, "AUTH", `re-authentication on ${this.options.target} failed: ${reply.message}`)
+          )
+        }
+        this.authenticatedWith = credentials
+        return Effect.void
+      })
+    })
+  }
 
   /**
    * A located server must hold the role it was located for: a sentinel's answer may be stale
@@ -718,9 +751,13 @@ export class Engine {
    * the probe is repeated with a short bounded backoff; past the deadline the connect fails
    * with reason `Offline` and the supervisor tries again later.
    */
-  private handshake(connection: Connection, deadline: number): Effect.Effect<void, RedisError> {
+  private handshake(
+    connection: Connection,
+    deadline: number,
+    credentials: Credentials | undefined
+  ): Effect.Effect<void, RedisError> {
     return Effect.gen({ self: this }, function* () {
-      const commands = handshakeCommands(this.options)
+      const commands = handshakeCommands(this.options, credentials)
       const replies = yield* this.exchange(connection, commands, deadline)
       const failure = handshakeFailure(commands, replies.slice(0, -1), this.options.target)
       if (failure !== undefined) return yield* failure
@@ -802,12 +839,15 @@ export class Engine {
         }
         this.install(next.value)
         yield* this.report.restored(this.options.target)
+        // A credentials Stream emitted while this connect used the previous ones.
+        const latest = this.options.credentials?.current
+        if (latest !== undefined && latest !== this.authenticatedWith) yield* Effect.ignore(this.reauthenticate(latest))
       } else {
         const error = Cause.findErrorOption(next.cause)
         const failure = Option.isSome(error) ? error.value : this.offline()
         this.lastError = failure
         this.authFailed = isAuthFailure(failure)
-        yield* this.report.failed(this.options.target, failure)
+        yield* this.report.failed(`cannot connect to ${this.options.target}`, failure)
         if (this.options.offlineQueue === "failFast" || this.authFailed) this.failUnwritten(this.offline())
         attempt++
         yield* Effect.sleep(this.backoff(attempt))
@@ -874,6 +914,8 @@ const isReadOnlyReply = (request: AnyRequest, reply: Reply): boolean =>
 export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, RedisError, Scope.Scope> =>
   Effect.gen(function* () {
     const engine = new Engine(options)
+    // Before the first connect: a credentials Stream starts with its first connection.
+    if (options.credentials !== undefined) yield* options.credentials.attach(engine)
     // Installed before any fiber runs, so a close that comes at once still finds (and closes) it.
     engine.install(yield* engine.connect)
     if (options.locator !== undefined) {

@@ -12,7 +12,7 @@ import * as Redacted from "effect/Redacted"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
 import { fromErrorReply, Offline, RedisError } from "../RedisError.ts"
-import type { ResolvedOptions } from "../RedisOptions.ts"
+import type { Credentials, ResolvedOptions } from "../RedisOptions.ts"
 import { commandName } from "./CommandValidation.ts"
 
 /** Adds the human hint for the common connect failures. */
@@ -91,16 +91,31 @@ export const openSocket = (
     })
   })
 
-/** The handshake commands, in the order they are sent (also used by the pub/sub subscriber). */
-export const handshakeCommands = (options: ResolvedOptions): Array<Command> => {
+/** `AUTH [username] password`: a live connection's re-authentication, and the RESP2 handshake's. */
+export const authCommand = (credentials: Credentials): Command => {
+  const password = Redacted.value(credentials.password)
+  return credentials.username === undefined ? ["AUTH", password] : ["AUTH", credentials.username, password]
+}
+
+/**
+ * The handshake commands, in the order they are sent (also used by the pub/sub subscriber);
+ * `credentials` (from the `credentials` option) replace `username`/`password`.
+ */
+export const handshakeCommands = (
+  options: ResolvedOptions,
+  credentials: Credentials | undefined = options.password === undefined
+    ? undefined
+    : { username: options.username, password: options.password }
+): Array<Command> => {
   const commands: Array<Command> = []
-  const password = options.password === undefined ? undefined : Redacted.value(options.password)
   if (options.protocol === 3) {
     const hello: Array<string> = ["HELLO", "3"]
-    if (password !== undefined) hello.push("AUTH", options.username ?? "default", password)
+    if (credentials !== undefined) {
+      hello.push("AUTH", credentials.username ?? "default", Redacted.value(credentials.password))
+    }
     commands.push(hello)
-  } else if (password !== undefined) {
-    commands.push(options.username === undefined ? ["AUTH", password] : ["AUTH", options.username, password])
+  } else if (credentials !== undefined) {
+    commands.push(authCommand(credentials))
   }
   if (options.database !== 0) commands.push(["SELECT", options.database])
   if (options.clientName !== undefined) commands.push(["CLIENT", "SETNAME", options.clientName])

@@ -241,7 +241,11 @@ export class Subscriber {
       const generation = locator?.generation
       let socket: Net.Socket
       let target = this.options.target
-      const handshake = handshakeCommands(this.options)
+      const credentials =
+        this.options.credentials === undefined
+          ? undefined
+          : yield* this.options.credentials.get(this.options.connectTimeout, this.options.connectTimeout)
+      const handshake = handshakeCommands(this.options, credentials)
       if (locator === undefined) socket = yield* openSocket(this.options)
       else {
         // Sentinel: the primary named now, checked with ROLE like the engines' connections.
@@ -377,7 +381,7 @@ export class Subscriber {
           yield* this.report.restored(this.options.target)
         } else {
           const error = Cause.findErrorOption(next.cause)
-          if (Option.isSome(error)) yield* this.report.failed(this.options.target, error.value)
+          if (Option.isSome(error)) yield* this.report.failed(`cannot connect to ${this.options.target}`, error.value)
         }
       }
     })
@@ -416,6 +420,8 @@ export class Subscriber {
   static make(options: ResolvedOptions): Effect.Effect<Subscriber, RedisError, Scope.Scope> {
     return Effect.gen(function* () {
       const subscriber = new Subscriber(options)
+      // A RESP2 subscribed connection may not run AUTH: new credentials are used from its next connect.
+      if (options.credentials !== undefined) yield* options.credentials.attach({ reauthenticate: () => Effect.void })
       const closed = yield* subscriber.connect
       if (options.locator !== undefined) {
         const unregister = options.locator.register(subscriber)
