@@ -63,7 +63,7 @@ describe("auth failures", { timeout: 60_000 }, () => {
         assert.strictEqual(error.reason.code, "WRONGPASS")
         assert.strictEqual(error.reason.command, "AUTH")
         assert.notInclude(error.message, "wrong-secret-2")
-        assert.include(error.message, "check the password")
+        assert.include(error.hint, "check the password")
       }
       // One attempt per strategy, not a retry loop (a pool stops at its first failed connection).
       assert.isAtMost((yield* authCalls(admin)) - before, 4)
