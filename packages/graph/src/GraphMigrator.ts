@@ -21,7 +21,8 @@
  *   migration that ran before the failure stay applied, so write migrations that can run
  *   again (`MERGE`, `CREATE INDEX` guarded by `ensureIndexes`).
  * - **Bad input fails before anything runs:** an id used twice (`DuplicateId`), a record key
- *   that is not `<id>_<name>` (`InvalidName`).
+ *   that is not `<id>_<name>` (`InvalidName`), an option out of its domain (`InvalidOption`).
+ *   The errors are `MigrationError`s (module `MigrationError`).
  *
  * A migration is Cypher text (one statement), a `cypher` query, a list of those (run one by
  * one), an `Effect`, or a function of the target `Graph` returning an `Effect`. Files loaded by
