@@ -120,14 +120,16 @@ describe("GraphResolver on FalkorDBMock", () => {
         }
       )
       const graph = (yield* FalkorDB).graph("tags")
-      const create = GraphResolver.request(
-        GraphResolver.ordered({
-          Request: Schema.String,
-          Result: Schema.Struct({ name: Schema.String }),
-          execute: (requests) =>
-            graph.query("UNWIND $requests AS r CREATE (t:Tag {name: r}) RETURN t.name AS name", { requests })
-        })
-      )
+      /** One tag per request, in order, from `text` run by `run`. */
+      const tags = (run: typeof graph.query, text: string) =>
+        GraphResolver.request(
+          GraphResolver.ordered({
+            Request: Schema.String,
+            Result: Schema.Struct({ name: Schema.String }),
+            execute: (requests) => run(text, { requests })
+          })
+        )
+      const create = tags(graph.query, "UNWIND $requests AS r CREATE (t:Tag {name: r}) RETURN t.name AS name")
       const created = yield* Effect.all([create("a"), create("a"), create("b")], { concurrency: "unbounded" })
       assert.deepStrictEqual(
         created.map((tag) => tag.name),
@@ -137,14 +139,7 @@ describe("GraphResolver on FalkorDBMock", () => {
         times: 1,
         parameters: { requests: ["a", "a", "b"] }
       })
-      const find = GraphResolver.request(
-        GraphResolver.ordered({
-          Request: Schema.String,
-          Result: Schema.Struct({ name: Schema.String }),
-          execute: (requests) =>
-            graph.roQuery("UNWIND $requests AS r MATCH (t:Tag {name: r}) RETURN t.name AS name", { requests })
-        })
-      )
+      const find = tags(graph.roQuery, "UNWIND $requests AS r MATCH (t:Tag {name: r}) RETURN t.name AS name")
       const exits = yield* Effect.all([Effect.exit(find("a")), Effect.exit(find("b"))], { concurrency: "unbounded" })
       for (const exit of exits) {
         const error = failureOf(exit) as FalkorError
