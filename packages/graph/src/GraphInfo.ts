@@ -24,6 +24,7 @@ import { MapReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as Effect from "effect/Effect"
 import { FalkorError, fromRedis, InvalidArgument } from "./FalkorError.ts"
 import { malformed } from "./internal/errors.ts"
+import * as QueryText from "./internal/QueryText.ts"
 import { text } from "./internal/Text.ts"
 
 /**
@@ -68,7 +69,10 @@ export interface ObjectPool {
  * @category models
  */
 export interface Info {
-  /** One entry per running query, as the server describes it. */
+  /**
+   * One entry per running query, as the server describes it, except that its `Query` text is a
+   * fingerprint: parameter values and literals replaced by `?`.
+   */
   readonly runningQueries: ReadonlyArray<InfoValue> | undefined
   readonly waitingQueries: ReadonlyArray<InfoValue> | undefined
   readonly objectPool: ObjectPool | undefined
@@ -105,6 +109,26 @@ const plain = (reply: Reply): InfoValue => {
   return String(reply)
 }
 
+/**
+ * A running or waiting query's entry with its `Query` text as a fingerprint: the server sends
+ * the text as received, with the `CYPHER name=value …` prefix, so parameter values (and
+ * literals) are replaced by `?` before they reach the caller, a log or a dashboard.
+ */
+const withoutValues = (entry: InfoValue): InfoValue => {
+  if (Array.isArray(entry)) {
+    const at = entry.indexOf("Query")
+    if (at === -1 || typeof entry[at + 1] !== "string") return entry
+    const copy = [...entry]
+    copy[at + 1] = QueryText.fingerprint(entry[at + 1] as string)
+    return copy
+  }
+  if (typeof entry === "object" && entry !== null && typeof (entry as Record<string, InfoValue>).Query === "string") {
+    const record = entry as Record<string, InfoValue>
+    return { ...record, Query: QueryText.fingerprint(record.Query as string) }
+  }
+  return entry
+}
+
 const number = (value: InfoValue | undefined): number | undefined =>
   typeof value === "number" ? value : typeof value === "string" && value.trim() !== "" ? Number(value) : undefined
 
@@ -127,7 +151,7 @@ export const parseInfo = (reply: Reply): Info => {
     if (title === undefined) throw bad("a section title is not a string")
     if (title === "# Running queries" || title === "# Waiting queries") {
       if (!Array.isArray(body)) throw bad(`${title} is not a list`)
-      const entries = (body as ReadonlyArray<Reply>).map(plain)
+      const entries = (body as ReadonlyArray<Reply>).map((entry) => withoutValues(plain(entry)))
       if (title === "# Running queries") runningQueries = entries
       else waitingQueries = entries
     } else if (title === "Object Pool") {

@@ -15,6 +15,7 @@ import * as Net from "node:net"
 import type * as Tls from "node:tls"
 import { ConnectReport } from "./internal/ConnectReport.ts"
 import { type CredentialSource, credentialSource } from "./internal/Credentials.ts"
+import { checkTls } from "./internal/TlsFiles.ts"
 import type { ClientMetrics } from "./internal/EngineMetrics.ts"
 import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 
@@ -48,8 +49,12 @@ export interface RedisOptions {
   readonly port?: number | undefined
   /** A unix socket path; replaces host and port. */
   readonly path?: string | undefined
-  /** `true` for TLS with default settings, or `node:tls` connect options. */
-  readonly tls?: boolean | Tls.ConnectionOptions | undefined
+  /**
+   * `true` for TLS with default settings, or `node:tls` connect options (plus `caFile`,
+   * `certFile`, `keyFile`). The server's certificate is verified against `ca` (default: the
+   * system CAs) and its name against the host (or `servername`).
+   */
+  readonly tls?: boolean | TlsOptions | undefined
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted<string> | string | undefined
   /**
@@ -135,6 +140,34 @@ export interface RedisOptions {
    * package README ("Metrics and spans").
    */
   readonly metrics?: boolean | undefined
+}
+
+/**
+ * TLS options: `node:tls` connect options, and certificate files read when the client is
+ * built (an unreadable file, a key that does not match its certificate, an expired client
+ * certificate: reason `Config` naming the field, never the key).
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ *
+ * // A private CA, and a client certificate for mutual TLS.
+ * const layer = RedisConnection.layerSingle({
+ *   url: "rediss://cache.internal:6380",
+ *   tls: { caFile: "/etc/redis/ca.crt", certFile: "/etc/redis/client.crt", keyFile: "/etc/redis/client.key" }
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface TlsOptions extends Tls.ConnectionOptions {
+  /** A PEM file of the CA(s) that signed the server's certificate (read into `ca`). */
+  readonly caFile?: string | undefined
+  /** A PEM file of the client certificate, for mutual TLS (read into `cert`). */
+  readonly certFile?: string | undefined
+  /** A PEM file of the client certificate's private key (read into `key`). */
+  readonly keyFile?: string | undefined
 }
 
 /**
@@ -312,8 +345,29 @@ const parseDatabase = (text: string, url: string): number | RedisError => {
   return database
 }
 
-/** Hides the password of a URL before it goes into an error message. */
-const redactUrl = (url: string): string => url.replace(/\/\/([^:@/]*):([^@/]*)@/, "//$1:<redacted>@")
+/**
+ * Hides the credentials of a URL before it goes into an error message: everything between
+ * `//` and the last `@` (a password may hold `@`, `:` or `/`, even unencoded), and the value
+ * of a `password` query parameter.
+ */
+const redactUrl = (url: string): string => {
+  const start = url.indexOf("//")
+  const at = url.lastIndexOf("@")
+  const hidden = start !== -1 && at > start ? `${url.slice(0, start + 2)}<redacted>${url.slice(at)}` : url
+  return hidden.replace(/([?&]password=)[^&#]*/gi, "$1<redacted>")
+}
+
+/** Percent-decodes the user or password of a URL; a stray `%` is a typed error that shows neither. */
+const decodeCredential = (text: string, url: string): string | RedisError => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return configError(
+      "url",
+      `the user or password in "${redactUrl(url)}" is not percent-encoded: write @ : % / in it as %40 %3A %25 %2F (encodeURIComponent), or pass password as an option`
+    )
+  }
+}
 
 /**
  * Parses a connection URL. The password never appears in error messages.
@@ -327,12 +381,19 @@ export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisError> =>
     try {
       parsed = new URL(url)
     } catch {
-      return fail("url", `"${redactUrl(url)}" is not a URL; expected e.g. redis://127.0.0.1:6379/0`)
+      return fail(
+        "url",
+        `"${redactUrl(url)}" is not a URL; expected e.g. redis://127.0.0.1:6379/0 (a password holding / : @ or % must be percent-encoded)`
+      )
     }
     const scheme = parsed.protocol.slice(0, -1)
     const parts: UrlParts = {}
-    if (parsed.username !== "") parts.username = decodeURIComponent(parsed.username)
-    if (parsed.password !== "") parts.password = decodeURIComponent(parsed.password)
+    for (const field of ["username", "password"] as const) {
+      if (parsed[field] === "") continue
+      const decoded = decodeCredential(parsed[field], url)
+      if (decoded instanceof RedisError) return Effect.fail(decoded)
+      parts[field] = decoded
+    }
     const query = parsed.searchParams
     if (query.has("password")) parts.password = query.get("password") ?? ""
     if (query.has("user")) parts.username = query.get("user") ?? ""
@@ -422,7 +483,7 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
   // SNI carries host names only: Node warns (DEP0123) when it is given an IP address.
   const sni: Tls.ConnectionOptions = Net.isIP(host) === 0 ? { servername: host } : {}
   const tls: Tls.ConnectionOptions | undefined =
-    tlsOption === false ? undefined : tlsOption === true ? sni : { ...sni, ...tlsOption }
+    tlsOption === false ? undefined : tlsOption === true ? sni : { ...sni, ...(yield* checkTls(tlsOption)) }
   const database = options.database ?? fromUrl.database ?? 0
   if (!Number.isSafeInteger(database) || database < 0) {
     return yield* fail("database", `database must be a non-negative integer (got ${database})`)

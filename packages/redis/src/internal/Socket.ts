@@ -25,6 +25,15 @@ const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): st
     case "ENOTFOUND":
     case "EAI_AGAIN":
       return " (the host name does not resolve)"
+    case "CERT_HAS_EXPIRED":
+      return " (the server's certificate has expired)"
+    case "DEPTH_ZERO_SELF_SIGNED_CERT":
+    case "SELF_SIGNED_CERT_IN_CHAIN":
+    case "UNABLE_TO_VERIFY_LEAF_SIGNATURE":
+    case "UNABLE_TO_GET_ISSUER_CERT_LOCALLY":
+      return " (the server's certificate is not signed by a CA this client trusts: pass its CA as tls.ca or tls.caFile)"
+    case "ERR_TLS_CERT_ALTNAME_INVALID":
+      return " (the server's certificate does not name this host: connect by a name it carries, or set tls.servername)"
     case "ERR_SSL_WRONG_VERSION_NUMBER":
     case "ERR_SSL_PACKET_LENGTH_TOO_LONG":
       return " (the server does not speak TLS here: use redis:// instead of rediss://)"
