@@ -83,7 +83,11 @@ describe("RedisOptions", () => {
   it.effect("each invalid option has its own actionable message", () =>
     Effect.gen(function* () {
       const cases: ReadonlyArray<[RedisOptions.RedisOptions, string, string]> = [
-        [{ url: "not a url" }, "url", '"not a url" is not a URL; expected e.g. redis://127.0.0.1:6379/0'],
+        [
+          { url: "not a url" },
+          "url",
+          '"not a url" is not a URL; expected e.g. redis://127.0.0.1:6379/0 (a password holding / : @ or % must be percent-encoded)'
+        ],
         [
           { url: "http://h:1" },
           "url",
@@ -92,7 +96,7 @@ describe("RedisOptions", () => {
         [
           { url: "redis://u:hunter2@h/abc" },
           "url",
-          'database in "redis://u:<redacted>@h/abc" must be a non-negative integer, got "abc"'
+          'database in "redis://<redacted>@h/abc" must be a non-negative integer, got "abc"'
         ],
         [{ url: "unix://" }, "url", '"unix://" has no socket path'],
         [{ port: 70000 }, "port", "port must be an integer in 1..65535 (got 70000)"],
