@@ -527,6 +527,7 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
     return yield* Cluster.makeCluster({
       seeds,
       readPreference: preference ?? "primary",
+      tls: merged.tls !== undefined && merged.tls !== false,
       connect: (address, replica) =>
         buildStrategy(strategy, { ...nodeOptions, host: address.host, port: address.port }, (resolved) =>
           replica === undefined ? adjust(resolved) : { ...adjust(resolved), locator: replica, replicaReads: true }

@@ -159,6 +159,20 @@ describe("cluster", { timeout: 120_000 }, () => {
     assert.deepStrictEqual(map[150], { primary: { host: "10.0.0.9", port: 7005 }, replicas: [] })
     assert.isUndefined(map[300])
     assert.isString(ClusterInternal.parseShards("OK", asked))
+    // A node with a plain and a TLS port: the TLS port for a TLS client, the plain one otherwise.
+    const both: Reply = [
+      [
+        "slots",
+        [0, 16383],
+        "nodes",
+        [node({ id: "t", port: 7001, "tls-port": 8001, ip: "10.0.0.1", role: "master", health: "online" })]
+      ]
+    ]
+    const overTls = ClusterInternal.parseShards(both, asked, true)
+    const plain = ClusterInternal.parseShards(both, asked)
+    if (typeof overTls === "string" || typeof plain === "string") return assert.fail("parsed")
+    assert.strictEqual(overTls[0]?.primary.port, 8001)
+    assert.strictEqual(plain[0]?.primary.port, 7001)
     // CLUSTER SLOTS: primary first, then replicas.
     const slots = ClusterInternal.parseSlots(
       [

@@ -97,9 +97,10 @@ const field = (entry: Reply, name: string): Reply | undefined => {
 /**
  * Slot → shard, from a `CLUSTER SHARDS` reply (Redis 7+): per shard its slot ranges and its
  * nodes with role and health. The primary is the online `master` (a failed one is listed
- * until it is forgotten); replicas count only while `online` (not loading or failed).
+ * until it is forgotten); replicas count only while `online` (not loading or failed). A node
+ * serving both a plain and a TLS port lists both: `tls` picks its `tls-port`.
  */
-export const parseShards = (reply: Reply, asked: HostPort): SlotMap | string => {
+export const parseShards = (reply: Reply, asked: HostPort, tls = false): SlotMap | string => {
   if (!Array.isArray(reply)) return "CLUSTER SHARDS did not answer an array"
   const map: SlotMap = new Array(16384).fill(undefined)
   for (const entry of reply as ReadonlyArray<Reply>) {
@@ -111,7 +112,9 @@ export const parseShards = (reply: Reply, asked: HostPort): SlotMap | string => 
     let failedPrimary: HostPort | undefined
     const replicas: Array<HostPort> = []
     for (const node of nodes as ReadonlyArray<Reply>) {
-      const port = Number(field(node, "port") ?? field(node, "tls-port"))
+      const port = Number(
+        tls ? (field(node, "tls-port") ?? field(node, "port")) : (field(node, "port") ?? field(node, "tls-port"))
+      )
       if (!Number.isInteger(port) || port < 1) continue
       const address = { host: hostOf(field(node, "endpoint") ?? field(node, "ip"), asked), port }
       const online = replyToString(field(node, "health") ?? "") === "online"
@@ -212,6 +215,8 @@ export interface ClusterSettings {
     replica: ReplicaLocator | undefined
   ) => Effect.Effect<Service, RedisError, Scope.Scope>
   readonly readPreference: ReadPreference
+  /** The nodes are reached over TLS: their `tls-port` (CLUSTER SHARDS) rather than their plain port. */
+  readonly tls?: boolean | undefined
 }
 
 /** Single-flight builds by address: concurrent first uses of a node share one connect. */
@@ -285,7 +290,7 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
       const service = yield* nodes.get(address)
       if (shardsSupported) {
         const exit = yield* Effect.exit(service.execute(["CLUSTER", "SHARDS"], { timeout: 2_000 }))
-        if (Exit.isSuccess(exit)) return parseShards(exit.value, address)
+        if (Exit.isSuccess(exit)) return parseShards(exit.value, address, settings.tls === true)
         const error = Cause.findErrorOption(exit.cause)
         // An error reply (not a lost connection): a server before 7.0; ask the older way from now on.
         if (Option.isNone(error) || error.value.reason._tag !== "Reply") return yield* Effect.failCause(exit.cause)
