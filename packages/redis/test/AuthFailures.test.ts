@@ -10,19 +10,11 @@ import { replyToString } from "@effect-falkordb/resp/Reply"
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as RedisConnection from "../src/RedisConnection.ts"
-import type { RedisError } from "../src/RedisError.ts"
+import { failureOf } from "./fixtures/Failure.ts"
 
 const strategies = ["single", "multiplexed", "pooled"] as const
-
-const failureOf = (exit: Exit.Exit<unknown, RedisError>): RedisError => {
-  if (Exit.isSuccess(exit)) return assert.fail("the call must fail")
-  const reason = exit.cause.reasons[0]
-  if (reason?._tag !== "Fail") return assert.fail(`a typed failure, not ${reason?._tag}`)
-  return reason.error
-}
 
 /** AUTH and HELLO calls the server has counted so far (failed ones included). */
 const authCalls = (admin: RedisConnection.RedisConnection["Service"]) =>

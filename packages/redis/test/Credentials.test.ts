@@ -16,7 +16,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as RedisClientCache from "../src/RedisClientCache.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
-import type { RedisError } from "../src/RedisError.ts"
+import { failureOf } from "./fixtures/Failure.ts"
 import type { Credentials } from "../src/RedisOptions.ts"
 import * as RedisPubSub from "../src/RedisPubSub.ts"
 import { until } from "./fixtures/Until.ts"
@@ -24,13 +24,6 @@ import { until } from "./fixtures/Until.ts"
 type Service = RedisConnection.RedisConnection["Service"]
 
 const strategies = ["single", "multiplexed", "pooled"] as const
-
-const failureOf = (exit: Exit.Exit<unknown, RedisError>): RedisError => {
-  if (Exit.isSuccess(exit)) return assert.fail("the call must fail")
-  const reason = exit.cause.reasons[0]
-  if (reason?._tag !== "Fail") return assert.fail(`a typed failure, not ${reason?._tag}`)
-  return reason.error
-}
 
 const app = (secret: string): Credentials => ({ username: "app", password: Redacted.make(secret) })
 

@@ -10,20 +10,13 @@ import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { replyToString } from "@effect-falkordb/resp/Reply"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fs from "node:fs"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import type { RedisError } from "../src/RedisError.ts"
+import { failureOf } from "./fixtures/Failure.ts"
 import * as Certificates from "./fixtures/Certificates.ts"
 
 const strategies = ["single", "multiplexed", "pooled"] as const
-
-const failureOf = (exit: Exit.Exit<unknown, RedisError>): RedisError => {
-  if (Exit.isSuccess(exit)) return assert.fail("the call must fail")
-  const reason = exit.cause.reasons[0]
-  if (reason?._tag !== "Fail") return assert.fail(`a typed failure, not ${reason?._tag}`)
-  return reason.error
-}
 
 const configField = (error: RedisError): string | undefined =>
   error.reason._tag === "Config" ? error.reason.field : undefined
