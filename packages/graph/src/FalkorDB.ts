@@ -14,7 +14,8 @@
  *
  * @since 0.1.0
  */
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
+import * as ConfigInput from "@effect-falkordb/redis/ConfigInput"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import type { RedisError } from "@effect-falkordb/redis/RedisError"
@@ -174,6 +175,10 @@ const splitOptions = (
   }
 }
 
+/** The fields that hold a value (so a spread of it does not erase another's values). */
+const definedOnly = <A extends object>(options: A): A =>
+  Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as A
+
 /**
  * Connects and provides the client and its `RedisConnection` (the same connection, for plain
  * Redis commands). The strategy is `"multiplexed"` with 8 connections and `"spread"` routing
@@ -202,8 +207,12 @@ export type ConfigOptions = Options
 /**
  * The client and its `RedisConnection` from `Config`, e.g.
  * `layerConfig({ url: Config.String("FALKORDB_URL"), password: Config.Redacted("FALKORDB_PASSWORD") })`.
- * The connection part goes to `RedisConnection.layerConfig` with the graph client's
- * defaults (as for `layer`).
+ * Each field is a `Config` or a plain value (see `ConfigInput`); the configuration is read
+ * once. The connection part goes to `RedisConnection.makeFromOptions` with the graph client's
+ * defaults (as for `layer`); a value a `Config` took from its `Config.withDefault` counts as a
+ * default too, so `connections: Config.Int("FALKORDB_CONNECTIONS").pipe(Config.withDefault(8))`
+ * applies to a multiplexed client and is dropped for a single or pooled one (see
+ * `RedisConnection.layerConfig`).
  *
  * @example
  * ```ts
@@ -213,7 +222,9 @@ export type ConfigOptions = Options
  * const Live = FalkorDB.layerConfig({
  *   url: Config.String("FALKORDB_URL"),
  *   strategy: Config.Literals(["single", "pooled", "multiplexed"], "FALKORDB_STRATEGY").pipe(Config.withDefault("multiplexed")),
- *   schemaVersionCheck: Config.Boolean("FALKORDB_VERSION_CHECK").pipe(Config.withDefault(false))
+ *   connections: Config.Int("FALKORDB_CONNECTIONS").pipe(Config.withDefault(8)),
+ *   schemaVersionCheck: Config.Boolean("FALKORDB_VERSION_CHECK").pipe(Config.withDefault(false)),
+ *   metrics: true
  * })
  * ```
  *
@@ -221,15 +232,16 @@ export type ConfigOptions = Options
  * @category layers
  */
 export const layerConfig = (
-  config: Config.Wrap<ConfigOptions>
-): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError | Config.ConfigError> => {
-  const options = Config.unwrap(config)
-  return Layer.unwrap(Effect.map(options, (read) => layerFromRedisWith(splitOptions(read).client))).pipe(
-    Layer.provideMerge(
-      RedisConnection.layerConfig(
-        Config.map(options, (read) => splitOptions(read).connection),
-        connectionDefaults
+  config: ConfigInput.ConfigInput<ConfigOptions>
+): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError | Config.ConfigError> =>
+  Layer.unwrap(
+    Effect.map(ConfigInput.read(config), (read) => {
+      const set = splitOptions(read.options)
+      const defaulted = splitOptions(read.defaults)
+      return layerFromRedisWith({ ...definedOnly(defaulted.client), ...definedOnly(set.client) }).pipe(
+        Layer.provideMerge(
+          RedisConnection.layerFromOptions(set.connection, { ...connectionDefaults, ...defaulted.connection })
+        )
       )
-    )
+    })
   )
-}

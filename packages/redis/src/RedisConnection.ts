@@ -7,7 +7,7 @@
  */
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -20,6 +20,7 @@ import type * as Tls from "node:tls"
 import * as Strategies from "./internal/Strategies.ts"
 import * as Schema from "effect/Schema"
 import { commandName } from "./internal/CommandValidation.ts"
+import * as ConfigInput from "./ConfigInput.ts"
 import * as Cluster from "./internal/Cluster.ts"
 import * as ExecuteAllInternal from "./internal/ExecuteAll.ts"
 import * as OptionChecks from "./internal/OptionChecks.ts"
@@ -432,7 +433,8 @@ export type Strategy = "single" | "pooled" | "multiplexed"
  * Every option of every strategy, plus the strategy (default `"multiplexed"`): what
  * `layerFromOptions` and `layerConfig` take. An option that does not apply to the chosen
  * strategy (`size` for multiplexed, `connections`/`routing` for single or pooled, `window`
- * for pooled) fails with reason `Config` instead of being ignored.
+ * for pooled) fails with reason `Config` instead of being ignored; a default of one (from
+ * `defaults`, or a `Config.withDefault` in `layerConfig`) is dropped.
  *
  * @since 0.1.0
  * @category models
@@ -496,7 +498,8 @@ export interface SentinelOptions extends SentinelConfig, Omit<LayerOptions, "sen
 
 /**
  * What `layerConfig` reads: the same as `LayerOptions` (durations may be `Duration`s, e.g.
- * `Config.Duration("TIMEOUT")`; the password a `Config.Redacted`).
+ * `Config.Duration("TIMEOUT")`; the password a `Config.Redacted`), each field a `Config` or a
+ * plain value.
  *
  * @since 0.1.0
  * @category models
@@ -662,9 +665,15 @@ export const layerFromOptions = (
 
 /**
  * A client whose options come from `Config`; it reads every option `layerFromOptions`
- * takes, e.g.
+ * takes, each field a `Config` or a plain value (see `ConfigInput`), e.g.
  * `layerConfig({ url: Config.String("REDIS_URL"), password: Config.Redacted("REDIS_PASSWORD") })`.
  * The strategy defaults to `"multiplexed"`; `defaults` as in `makeFromOptions`.
+ *
+ * A value a `Config` took from its `Config.withDefault` (no key found) counts as a default:
+ * `connections: Config.Int("CONNECTIONS").pipe(Config.withDefault(4))` gives 4 engines to a
+ * multiplexed client and is dropped for a single or pooled one. An option of another strategy
+ * that was set (found in the source, a plain value, `Config.succeed`) fails with reason
+ * `Config`, as in `layerFromOptions`.
  *
  * @example
  * ```ts
@@ -673,8 +682,14 @@ export const layerFromOptions = (
  *
  * const Live = RedisConnection.layerConfig({
  *   url: Config.String("REDIS_URL"),
+ *   strategy: Config.Literals(["single", "pooled", "multiplexed"], "REDIS_STRATEGY").pipe(
+ *     Config.withDefault("multiplexed")
+ *   ),
+ *   // Applies to a multiplexed client only; as a default, it is dropped for the others.
+ *   connections: Config.Int("REDIS_CONNECTIONS").pipe(Config.withDefault(4)),
+ *   routing: Config.Literals(["spread", "key"], "REDIS_ROUTING").pipe(Config.withDefault("key")),
  *   commandTimeout: Config.Duration("REDIS_TIMEOUT").pipe(Config.withDefault("5 seconds")),
- *   offlineQueue: Config.Literals(["queue", "failFast"]).pipe(Config.withDefault("queue"))
+ *   metrics: true
  * })
  * ```
  *
@@ -682,12 +697,12 @@ export const layerFromOptions = (
  * @category layers
  */
 export const layerConfig = (
-  config: Config.Wrap<ConfigOptions>,
+  config: ConfigInput.ConfigInput<ConfigOptions>,
   defaults?: LayerOptions
 ): Layer.Layer<RedisConnection, RedisError | Config.ConfigError> =>
   Layer.effect(
     RedisConnection,
-    Effect.flatMap(Config.unwrap(config), (options) => makeFromOptions(options, defaults))
+    Effect.flatMap(ConfigInput.read(config), (read) => makeFromOptions(read.options, { ...defaults, ...read.defaults }))
   )
 
 /**

@@ -8,6 +8,8 @@
 /** @since 0.1.0 */
 export * as CommandKeys from "./CommandKeys.ts"
 /** @since 0.1.0 */
+export * as ConfigInput from "./ConfigInput.ts"
+/** @since 0.1.0 */
 export * as PersistenceRedis from "./PersistenceRedis.ts"
 /** @since 0.1.0 */
 export * as RedisClientCache from "./RedisClientCache.ts"

@@ -238,6 +238,58 @@ describe("RedisOptions", () => {
     })
   )
 
+  it.live(
+    "layerConfig: a Config's own default of another strategy's option is dropped; one the source set is refused",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Embedded.make()
+        // Every field has a default, the normal way to write it; `metrics` is a plain value.
+        const config = {
+          url: Config.String("REDIS_URL"),
+          strategy: Config.Literals(["single", "pooled", "multiplexed"], "REDIS_STRATEGY").pipe(
+            Config.withDefault("multiplexed")
+          ),
+          connections: Config.Int("REDIS_CONNECTIONS").pipe(Config.withDefault(3)),
+          routing: Config.Literals(["spread", "key"], "REDIS_ROUTING").pipe(Config.withDefault("key")),
+          size: Config.Int("REDIS_POOL_SIZE").pipe(Config.withDefault(2)),
+          window: Config.Int("REDIS_WINDOW").pipe(Config.withDefault(1024)),
+          metrics: true
+        } as const
+        const layerWith = (env: Record<string, string>) =>
+          RedisConnection.layerConfig(config).pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ REDIS_URL: server.url, ...env })))
+          )
+        const infoWith = (env: Record<string, string>) =>
+          Effect.gen(function* () {
+            const redis = yield* RedisConnection.RedisConnection
+            assert.strictEqual(yield* redis.execute(["PING"]), "PONG")
+            return redis.info
+          }).pipe(Effect.provide(layerWith(env)))
+        assert.deepInclude(yield* infoWith({}), {
+          strategy: "multiplexed",
+          connections: 3,
+          routing: "key",
+          window: 1024
+        })
+        assert.deepInclude(yield* infoWith({ REDIS_STRATEGY: "single" }), { strategy: "single", connections: 1 })
+        assert.deepInclude(yield* infoWith({ REDIS_STRATEGY: "pooled" }), { strategy: "pooled", connections: 2 })
+        assert.deepInclude(yield* infoWith({ REDIS_CONNECTIONS: "2", REDIS_ROUTING: "spread" }), {
+          connections: 2,
+          routing: "spread"
+        })
+        // Set in the source for a strategy it does not apply to: refused, naming the field.
+        for (const [env, field] of [
+          [{ REDIS_STRATEGY: "single", REDIS_CONNECTIONS: "3" }, "connections"],
+          [{ REDIS_STRATEGY: "pooled", REDIS_WINDOW: "64" }, "window"],
+          [{ REDIS_POOL_SIZE: "4" }, "size"]
+        ] as const) {
+          const error = yield* configError(Effect.scoped(Layer.build(layerWith(env))))
+          assert.strictEqual(error.field, field)
+          assert.include(error.message, "does not apply")
+        }
+      })
+  )
+
   it.live("layerFromOptions: defaults fill what options leave undefined, only where they apply", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.make()
