@@ -17,6 +17,7 @@ import { ConnectReport } from "./internal/ConnectReport.ts"
 import { type CredentialSource, credentialSource } from "./internal/Credentials.ts"
 import { checkTls } from "./internal/TlsFiles.ts"
 import type { ClientMetrics } from "./internal/EngineMetrics.ts"
+import { expected } from "./internal/ValueText.ts"
 import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 
 /**
@@ -377,6 +378,9 @@ const decodeCredential = (text: string, url: string): string | RedisError => {
  */
 export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisError> =>
   Effect.suspend(() => {
+    if (typeof url !== "string") return fail("url", expected("url", "a string like redis://127.0.0.1:6379/0", url))
+    const malformedPart = urlPartProblem(url)
+    if (malformedPart !== undefined) return fail("url", malformedPart)
     let parsed: URL
     try {
       parsed = new URL(url)
@@ -407,6 +411,7 @@ export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisError> =>
         if (parsed.hostname === "") return fail("url", `"${redactUrl(url)}" has no host`)
         parts.host = parsed.hostname.startsWith("[") ? parsed.hostname.slice(1, -1) : parsed.hostname
         if (parsed.port !== "") parts.port = Number(parsed.port)
+        if (parts.port === 0) return fail("url", `port 0 in "${redactUrl(url)}" is out of range 1..65535`)
         const path = parsed.pathname.replace(/^\//, "")
         if (path !== "") {
           const database = parseDatabase(path, url)
@@ -437,6 +442,31 @@ export const parseUrl = (url: string): Effect.Effect<UrlParts, RedisError> =>
     return Effect.succeed(parts)
   })
 
+const SCHEMES = ["redis", "rediss", "falkor", "falkors", "unix", "redis+unix"]
+
+/**
+ * What is wrong with the part of `url` that `new URL` would only call "not a URL": a missing or
+ * unknown scheme, a port that is not a number or out of range.
+ */
+const urlPartProblem = (url: string): string | undefined => {
+  const shown = redactUrl(url)
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1]
+  if (scheme === undefined) {
+    return `"${shown}" has no scheme; write it as redis://host:port/db (rediss:// for TLS, unix:///path for a socket)`
+  }
+  if (!SCHEMES.includes(scheme.toLowerCase())) {
+    return `unsupported scheme "${scheme}:" in "${shown}"; use redis://, rediss://, falkor://, falkors://, unix:// or redis+unix://`
+  }
+  // The authority: [user[:password]@]host[:port], host possibly a bracketed IPv6 address.
+  const authority = /^[^:]+:\/\/([^/?#]*)/.exec(url)?.[1] ?? ""
+  const hostPort = authority.slice(authority.lastIndexOf("@") + 1)
+  const port = /^(?:\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(hostPort)?.[1]
+  if (port === undefined || port === "") return undefined
+  if (!/^\d+$/.test(port)) return `port "${port}" in "${shown}" is not a number`
+  if (Number(port) < 1 || Number(port) > 65535) return `port ${port} in "${shown}" is out of range 1..65535`
+  return undefined
+}
+
 const durationMillis = (
   field: string,
   input: Duration.Input | undefined,
@@ -445,7 +475,9 @@ const durationMillis = (
 ): Effect.Effect<number, RedisError> => {
   if (input === undefined) return Effect.succeed(fallback)
   const decoded = Duration.fromInput(input)
-  if (decoded._tag === "None") return fail(field, `${field} is not a duration: ${String(input)}`)
+  if (decoded._tag === "None") {
+    return fail(field, expected(field, 'a duration (a Duration, milliseconds, or text like "5 seconds")', input))
+  }
   const millis = Duration.toMillis(decoded.value)
   if (millis === Number.POSITIVE_INFINITY && !allowInfinity) return fail(field, `${field} must be finite`)
   if (!(millis > 0)) return fail(field, `${field} must be > 0 (got ${millis} ms)`)
@@ -458,6 +490,7 @@ const positiveInteger = (
   fallback: number
 ): Effect.Effect<number, RedisError> => {
   if (value === undefined) return Effect.succeed(fallback)
+  if (typeof value !== "number") return fail(field, expected(field, "an integer >= 1", value))
   if (!Number.isSafeInteger(value) || value < 1) return fail(field, `${field} must be an integer >= 1 (got ${value})`)
   return Effect.succeed(value)
 }
@@ -469,12 +502,36 @@ const positiveInteger = (
  * @category constructors
  */
 export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
+  for (const field of ["host", "path", "username", "clientName"] as const) {
+    const value = options[field]
+    if (value !== undefined && typeof value !== "string") return yield* fail(field, expected(field, "a string", value))
+  }
+  for (const field of ["metrics"] as const) {
+    const value = options[field]
+    if (value !== undefined && typeof value !== "boolean")
+      return yield* fail(field, expected(field, "a boolean", value))
+  }
   const fromUrl: UrlParts = options.url === undefined ? {} : yield* parseUrl(options.url)
   const path = options.path ?? (options.host === undefined && options.port === undefined ? fromUrl.path : undefined)
   const host = options.host ?? fromUrl.host ?? "127.0.0.1"
   const port = options.port ?? fromUrl.port ?? 6379
+  if (typeof port !== "number") return yield* fail("port", expected("port", "a number in 1..65535", port))
   if (path === undefined && (!Number.isInteger(port) || port < 1 || port > 65535)) {
     return yield* fail("port", `port must be an integer in 1..65535 (got ${port})`)
+  }
+  if (
+    options.tls !== undefined &&
+    typeof options.tls !== "boolean" &&
+    (typeof options.tls !== "object" || options.tls === null)
+  ) {
+    return yield* fail("tls", expected("tls", "a boolean or node:tls options", options.tls))
+  }
+  if (
+    options.password !== undefined &&
+    typeof options.password !== "string" &&
+    !Redacted.isRedacted(options.password)
+  ) {
+    return yield* fail("password", expected("password", "a string or a Redacted", options.password))
   }
   if (path !== undefined && options.tls !== undefined && options.tls !== false) {
     return yield* fail("tls", "TLS over a unix socket is not supported; drop tls or connect over TCP")
@@ -485,12 +542,15 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
   const tls: Tls.ConnectionOptions | undefined =
     tlsOption === false ? undefined : tlsOption === true ? sni : { ...sni, ...(yield* checkTls(tlsOption)) }
   const database = options.database ?? fromUrl.database ?? 0
+  if (typeof database !== "number") {
+    return yield* fail("database", expected("database", "a non-negative integer", database))
+  }
   if (!Number.isSafeInteger(database) || database < 0) {
     return yield* fail("database", `database must be a non-negative integer (got ${database})`)
   }
   const protocol = options.protocol ?? 2
   if (protocol !== 2 && protocol !== 3) {
-    return yield* fail("protocol", `protocol must be 2 or 3 (got ${String(protocol)})`)
+    return yield* fail("protocol", expected("protocol", "2 or 3", protocol))
   }
   const password =
     options.password !== undefined
@@ -520,7 +580,7 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
   }
   const offlineQueue = options.offlineQueue ?? "queue"
   if (offlineQueue !== "queue" && offlineQueue !== "failFast") {
-    return yield* fail("offlineQueue", `offlineQueue must be "queue" or "failFast" (got "${String(offlineQueue)}")`)
+    return yield* fail("offlineQueue", expected("offlineQueue", '"queue" or "failFast"', offlineQueue))
   }
   const connectTimeout = yield* durationMillis("connectTimeout", options.connectTimeout, 10_000, false)
   const commandTimeout = yield* durationMillis("commandTimeout", options.commandTimeout, 5_000, true)

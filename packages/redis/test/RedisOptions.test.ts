@@ -80,14 +80,106 @@ describe("RedisOptions", () => {
     })
   )
 
+  it.effect("a value of the wrong type is named with its type; a URL's error names the part", () =>
+    Effect.gen(function* () {
+      // Values as they come from untyped sources (environment, JSON): the casts stand for those.
+      const cases: ReadonlyArray<[RedisOptions.RedisOptions, string, string]> = [
+        [{ port: "38949" as unknown as number }, "port", 'port: expected a number in 1..65535, got the string "38949"'],
+        [
+          { database: "2" as unknown as number },
+          "database",
+          'database: expected a non-negative integer, got the string "2"'
+        ],
+        [{ protocol: "3" as unknown as 3 }, "protocol", 'protocol: expected 2 or 3, got the string "3"'],
+        [{ window: "64" as unknown as number }, "window", 'window: expected an integer >= 1, got the string "64"'],
+        [{ host: 127 as unknown as string }, "host", "host: expected a string, got the number 127"],
+        [{ metrics: "true" as unknown as boolean }, "metrics", 'metrics: expected a boolean, got the string "true"'],
+        [
+          { tls: "yes" as unknown as boolean },
+          "tls",
+          'tls: expected a boolean or node:tls options, got the string "yes"'
+        ],
+        [
+          { password: 1234 as unknown as string },
+          "password",
+          "password: expected a string or a Redacted, got the number 1234"
+        ],
+        [
+          { commandTimeout: "soon" as "1 second" },
+          "commandTimeout",
+          'commandTimeout: expected a duration (a Duration, milliseconds, or text like "5 seconds"), got the string "soon"'
+        ],
+        [
+          { url: 6379 as unknown as string },
+          "url",
+          "url: expected a string like redis://127.0.0.1:6379/0, got the number 6379"
+        ],
+        [{ url: "redis://127.0.0.1:99999" }, "url", 'port 99999 in "redis://127.0.0.1:99999" is out of range 1..65535'],
+        [{ url: "redis://127.0.0.1:0" }, "url", 'port 0 in "redis://127.0.0.1:0" is out of range 1..65535'],
+        [
+          { url: "redis://u:pw@[::1]:6x79/0" },
+          "url",
+          'port "6x79" in "redis://<redacted>@[::1]:6x79/0" is not a number'
+        ],
+        [
+          { url: "127.0.0.1:6379" },
+          "url",
+          '"127.0.0.1:6379" has no scheme; write it as redis://host:port/db (rediss:// for TLS, unix:///path for a socket)'
+        ],
+        [
+          { url: "mongodb://h:27017" },
+          "url",
+          'unsupported scheme "mongodb:" in "mongodb://h:27017"; use redis://, rediss://, falkor://, falkors://, unix:// or redis+unix://'
+        ],
+        [
+          { url: "redis://h:6379/zero" },
+          "url",
+          'database in "redis://h:6379/zero" must be a non-negative integer, got "zero"'
+        ]
+      ]
+      for (const [options, field, message] of cases) {
+        const error = yield* configError(RedisOptions.resolve(options))
+        assert.strictEqual(error.field, field)
+        assert.strictEqual(error.message, message)
+      }
+      // The layer's own options: counts, the strategy, addresses.
+      const layerCases: ReadonlyArray<[RedisConnection.LayerOptions, string, string]> = [
+        [
+          { connections: "4" as unknown as number, routing: "spread" },
+          "connections",
+          'connections: expected an integer >= 1, got the string "4"'
+        ],
+        [
+          { strategy: "pool" as "pooled" },
+          "strategy",
+          'strategy: expected "single", "pooled" or "multiplexed", got the string "pool"'
+        ],
+        [
+          { strategy: "pooled", size: "2" as unknown as number },
+          "size",
+          'size: expected an integer >= 1, got the string "2"'
+        ],
+        [{ replicas: ["127.0.0.1:70000"] }, "replicas", 'port 70000 in "127.0.0.1:70000" is out of range 1..65535']
+      ]
+      for (const [options, field, message] of layerCases) {
+        const error = yield* configError(
+          Effect.scoped(Layer.build(RedisConnection.layerFromOptions({ url: "redis://127.0.0.1:1", ...options })))
+        )
+        assert.strictEqual(error.field, field)
+        assert.strictEqual(error.message, message)
+      }
+    })
+  )
+
   it.effect("each invalid option has its own actionable message", () =>
     Effect.gen(function* () {
       const cases: ReadonlyArray<[RedisOptions.RedisOptions, string, string]> = [
         [
           { url: "not a url" },
           "url",
-          '"not a url" is not a URL; expected e.g. redis://127.0.0.1:6379/0 (a password holding / : @ or % must be percent-encoded)'
+          '"not a url" has no scheme; write it as redis://host:port/db (rediss:// for TLS, unix:///path for a socket)'
         ],
+        [{ url: "redis://bad host" }, "url", '"redis://bad host" is not a URL; expected e.g. redis://127.0.0.1:6379/0 (a password holding / : @ or % must be percent-encoded)'],
         [
           { url: "http://h:1" },
           "url",
@@ -101,7 +193,7 @@ describe("RedisOptions", () => {
         [{ url: "unix://" }, "url", '"unix://" has no socket path'],
         [{ port: 70000 }, "port", "port must be an integer in 1..65535 (got 70000)"],
         [{ database: -1 }, "database", "database must be a non-negative integer (got -1)"],
-        [{ protocol: 4 as 2 }, "protocol", "protocol must be 2 or 3 (got 4)"],
+        [{ protocol: 4 as 2 }, "protocol", "protocol: expected 2 or 3, got the number 4"],
         [{ window: 0 }, "window", "window must be an integer >= 1 (got 0)"],
         [{ window: 1.5 }, "window", "window must be an integer >= 1 (got 1.5)"],
         [{ maxLineLength: 0 }, "maxLineLength", "maxLineLength must be an integer >= 1 (got 0)"],
@@ -126,7 +218,11 @@ describe("RedisOptions", () => {
           "commandTimeout (5000 ms) must be < stallTimeout (5000 ms), or a slow command would tear down the shared connection; raise stallTimeout or lower commandTimeout"
         ],
         [{ clientName: "has space" }, "clientName", 'clientName cannot contain spaces or newlines (got "has space")'],
-        [{ offlineQueue: "drop" as "queue" }, "offlineQueue", 'offlineQueue must be "queue" or "failFast" (got "drop")']
+        [
+          { offlineQueue: "drop" as "queue" },
+          "offlineQueue",
+          'offlineQueue: expected "queue" or "failFast", got the string "drop"'
+        ]
       ]
       for (const [options, field, message] of cases) {
         const error = yield* configError(RedisOptions.resolve(options))
@@ -159,7 +255,7 @@ describe("RedisOptions", () => {
         [
           Effect.scoped(RedisConnection.makeMultiplexed({ url, routing: "random" as "spread" })),
           "routing",
-          'routing must be "spread" or "key" (got "random")'
+          'routing: expected "spread" or "key", got the string "random"'
         ],
         [Effect.scoped(RedisConnection.makePooled({ url, size: 0 })), "size", "size must be an integer >= 1 (got 0)"],
         [

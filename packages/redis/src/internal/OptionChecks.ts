@@ -18,6 +18,7 @@ import type {
 } from "../RedisConnection.ts"
 import { Config as ConfigReason, RedisError } from "../RedisError.ts"
 import type { HostPort } from "./Sentinel.ts"
+import { expected } from "./ValueText.ts"
 
 const MAX_CONNECTIONS = 1024
 
@@ -26,6 +27,7 @@ export const configError = (field: string, message: string): RedisError =>
 
 export const checkCount = (field: string, value: number | undefined, fallback: number) => {
   if (value === undefined) return Effect.succeed(fallback)
+  if (typeof value !== "number") return Effect.fail(configError(field, expected(field, "an integer >= 1", value)))
   if (!Number.isSafeInteger(value) || value < 1) {
     return Effect.fail(configError(field, `${field} must be an integer >= 1 (got ${value})`))
   }
@@ -59,7 +61,7 @@ const checkSizing = Effect.fnUntraced(function* (sizing: Sizing) {
 export const checkMultiplexed = Effect.fnUntraced(function* (options: MultiplexedOptions) {
   const routing = options.routing
   if (routing !== undefined && routing !== "spread" && routing !== "key") {
-    return yield* configError("routing", `routing must be "spread" or "key" (got "${String(routing)}")`)
+    return yield* configError("routing", expected("routing", '"spread" or "key"', routing))
   }
   if (typeof options.connections === "object" && options.connections !== null) {
     const sizing = yield* checkSizing(options.connections)
@@ -121,10 +123,7 @@ const overlay = (defaults: LayerOptions, options: LayerOptions, strategy: Strate
 export const checkLayerOptions = Effect.fnUntraced(function* (options: LayerOptions, defaults: LayerOptions) {
   const strategy = options.strategy ?? defaults.strategy ?? "multiplexed"
   if (strategy !== "single" && strategy !== "pooled" && strategy !== "multiplexed") {
-    return yield* configError(
-      "strategy",
-      `strategy must be "single", "pooled" or "multiplexed" (got "${String(strategy)}")`
-    )
+    return yield* configError("strategy", expected("strategy", '"single", "pooled" or "multiplexed"', strategy))
   }
   for (const field of foreignFields[strategy]) {
     if (options[field] !== undefined) {
@@ -144,7 +143,7 @@ export const checkLayerOptions = Effect.fnUntraced(function* (options: LayerOpti
   ) {
     return yield* configError(
       "readPreference",
-      `readPreference must be "primary", "replica" or "preferReplica" (got "${String(preference)}")`
+      expected("readPreference", '"primary", "replica" or "preferReplica"', preference)
     )
   }
   return { strategy, merged, preference: preference as ReadPreference | undefined }
@@ -181,18 +180,25 @@ export const parseAddress = (
   entry: string | { readonly host: string; readonly port?: number | undefined },
   defaultPort: number
 ): Effect.Effect<HostPort, RedisError> => {
-  if (typeof entry !== "string") {
+  if (typeof entry === "object" && entry !== null) {
     const port = entry.port ?? defaultPort
+    if (typeof port !== "number") {
+      return Effect.fail(configError(field, expected(`port of ${entry.host}`, "a number in 1..65535", port)))
+    }
     if (!Number.isInteger(port) || port < 1 || port > 65535) {
       return Effect.fail(configError(field, `port of ${entry.host} must be an integer in 1..65535 (got ${port})`))
     }
     return Effect.succeed({ host: entry.host, port })
   }
+  if (typeof entry !== "string") {
+    return Effect.fail(configError(field, expected(field, '"host:port" or { host, port }', entry)))
+  }
   const match = /^\[?([^\]]*?)\]?(?::(\d+))?$/.exec(entry.trim())
   const host = match?.[1]
   const port = match?.[2] === undefined ? defaultPort : Number(match[2])
-  if (host === undefined || host === "" || port < 1 || port > 65535) {
-    return Effect.fail(configError(field, `"${entry}" is not host:port`))
+  if (host === undefined || host === "") return Effect.fail(configError(field, `"${entry}" is not host:port`))
+  if (port < 1 || port > 65535) {
+    return Effect.fail(configError(field, `port ${port} in "${entry}" is out of range 1..65535`))
   }
   return Effect.succeed({ host, port })
 }
