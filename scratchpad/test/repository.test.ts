@@ -128,7 +128,7 @@ describe("MovieRepository with FalkorDBMock", () => {
       const repository = yield* Repository.MovieRepository
       assert.isTrue(yield* repository.directedBy("Alien", "Ridley Scott"))
       const error = yield* Effect.flip(repository.add({ title: "Alien", year: 1979 }))
-      assert.include(error.message, "no script matches GRAPH.QUERY")
+      assert.include(error.message, "query not scripted: GRAPH.QUERY")
     }).pipe(
       Effect.provide(
         testLayer([

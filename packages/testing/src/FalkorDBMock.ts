@@ -26,8 +26,11 @@
  * `GRAPH.UDF` and `GRAPH.INFO`. Everything is `OPERATIONAL` at once; script `db.indexes()`
  * rows to test other statuses.
  *
- * A query no script matches is answered with an error reply that names the query and lists
- * the scripted ones, so it fails the client call with a clear message. `roQuery` of a
+ * A query no script matches is answered with an error reply that says it is not scripted, names
+ * the closest scripted text and where the two differ (or why a script of the same text did not
+ * answer: another graph, `readOnly`, `times` used up), and lists the scripts. A query whose
+ * `$name` parameters are not all given is answered `Missing parameters`, as the server answers
+ * it (FalkorDB 4.18), whatever the scripts say. `roQuery` of a
  * query with a write clause is answered with the server's read-only error.
  *
  * @since 0.1.0
@@ -53,7 +56,9 @@ import type * as EffectResult from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as CompactEncoder from "./CompactEncoder.ts"
 import { AdminState } from "./internal/AdminState.ts"
+import * as Closest from "./internal/ClosestScript.ts"
 import * as CypherPrefix from "./internal/CypherPrefix.ts"
+import { referencedParameters } from "./internal/ParameterReferences.ts"
 import type * as RespTestServer from "./RespTestServer.ts"
 
 /**
@@ -321,6 +326,35 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
     return typeof script.query === "string" ? script.query === call.query : script.query(call)
   }
 
+  /**
+   * The answer to a query no script matches: the nearest scripted text and where it differs,
+   * or why a script of the very same text did not answer (graph, read-only, used up).
+   */
+  const notScripted = (call: Call): string => {
+    const head = `FalkorDBMock: query not scripted: ${describeCall(call)}.`
+    if (list.length === 0) return `${head} No script at all: script it with FalkorDBMock.layer([{ query, rows }]).`
+    const sameText = list.findIndex((e) => e.script.query === call.query)
+    const texts = list.flatMap((e) => (typeof e.script.query === "string" ? [e.script.query] : []))
+    const nearest = sameText === -1 ? Closest.closest(call.query, texts) : call.query
+    const why =
+      sameText !== -1
+        ? ` Script ${describeScript(list[sameText]!.script, sameText)} has this text but ${refusal(list[sameText]!, call)}.`
+        : nearest === undefined
+          ? ""
+          : ` Closest scripted: ${JSON.stringify(nearest)}; ${Closest.difference(call.query, nearest)}.`
+    return `${head}${why} Scripted: ${list.map((e, i) => describeScript(e.script, i)).join("; ")}`
+  }
+
+  /** Why a script of the call's text did not answer it. */
+  const refusal = (entry: { readonly script: Script; readonly used: number }, call: Call): string => {
+    const { script } = entry
+    if (script.graph !== undefined && script.graph !== call.graph) return `is for graph "${script.graph}"`
+    if (script.readOnly !== undefined && script.readOnly !== call.readOnly) {
+      return script.readOnly ? "answers roQuery only" : "answers query (not roQuery) only"
+    }
+    return `has answered its ${script.times} time(s)`
+  }
+
   const resultReply = (result: Result, call: Call): Reply => {
     if (result.reply !== undefined) return result.reply
     if (result.error !== undefined) return new ErrorReply(result.error)
@@ -397,6 +431,10 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
     if (call.readOnly && enforceReadOnly && WRITE_CLAUSE.test(code(call.query))) {
       return new ErrorReply("graph.RO_QUERY is to be executed only on read-only queries")
     }
+    // As the server (after its read-only check): a `$name` with no value fails the query.
+    if (referencedParameters(call.query).some((name) => !Object.hasOwn(call.parameters, name))) {
+      return new ErrorReply("Missing parameters")
+    }
     const entry = list.find((e) => (e.script.times === undefined || e.used < e.script.times) && matches(e.script, call))
     // Index DDL, db.indexes() and db.constraints() are answered from the mock's own state
     // unless a script answers them.
@@ -408,8 +446,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
     }
     if (entry === undefined) {
       unmatched.push(call)
-      const scripted = list.length === 0 ? "none" : list.map((e, i) => describeScript(e.script, i)).join("; ")
-      return new ErrorReply(`FalkorDBMock: no script matches ${describeCall(call)}. Scripted: ${scripted}`)
+      return new ErrorReply(notScripted(call))
     }
     entry.used++
     if (!call.readOnly) graphs.add(graph)

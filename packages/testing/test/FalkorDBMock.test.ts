@@ -152,11 +152,64 @@ describe("FalkorDBMock", () => {
       Effect.gen(function* () {
         const graph = (yield* FalkorDB).graph("movies")
         const error = yield* Effect.flip(graph.query("MATCH (m:Movie) RETURN m"))
-        assert.include(error.message, 'no script matches GRAPH.QUERY on graph "movies": "MATCH (m:Movie) RETURN m"')
-        assert.include(error.message, '1. "MATCH (m:Movie) RETURN m" (graph "movies", roQuery)')
+        assert.include(error.message, 'query not scripted: GRAPH.QUERY on graph "movies": "MATCH (m:Movie) RETURN m"')
+        // The script of the same text says why it did not answer.
+        assert.include(
+          error.message,
+          'Script 1. "MATCH (m:Movie) RETURN m" (graph "movies", roQuery) has this text but answers roQuery only'
+        )
         assert.include(error.message, "2. <predicate: never>")
         const mock = yield* FalkorDBMock.FalkorDBMock
         assert.strictEqual((yield* mock.unmatched).length, 1)
+      })
+    )
+  )
+
+  it.effect("an unscripted query names the closest scripted text and where they part", () =>
+    run(
+      [
+        { query: "MATCH (p:Person) RETURN p.name AS name", rows: [] },
+        { query: "MATCH (m:Movie {title: $title}) RETURN m.year AS year", rows: [{ year: 1979 }] },
+        { query: "RETURN 1 AS one", rows: [{ one: 1 }] }
+      ],
+      Effect.gen(function* () {
+        const graph = (yield* FalkorDB).graph("movies")
+        const error = yield* Effect.flip(
+          graph.roQuery("MATCH (m:Movie {name: $title}) RETURN m.year AS year", { title: "Alien" })
+        )
+        assert.include(error.message, "query not scripted")
+        assert.include(
+          error.message,
+          'Closest scripted: "MATCH (m:Movie {title: $title}) RETURN m.year AS year"; they differ at character 16: "…H (m:Movie {name: $title…" where the script has "…H (m:Movie {title: $titl…"'
+        )
+        // A script used up its `times`.
+        yield* (yield* FalkorDBMock.FalkorDBMock).script({ query: "RETURN 2 AS two", rows: [{ two: 2 }], times: 1 })
+        yield* graph.roQuery("RETURN 2 AS two")
+        const spent = yield* Effect.flip(graph.roQuery("RETURN 2 AS two"))
+        assert.include(spent.message, "has this text but has answered its 1 time(s)")
+      })
+    )
+  )
+
+  it.effect("a $name with no value is answered 'Missing parameters', as the server answers it", () =>
+    run(
+      [{ query: (call) => call.query.includes("$"), rows: [{ v: 1 }] }],
+      Effect.gen(function* () {
+        const graph = (yield* FalkorDB).graph("g")
+        const missing = yield* Effect.flip(graph.query("MATCH (m:Movie {title: $title}) RETURN 1 AS v"))
+        assert.strictEqual(missing.reason._tag, "InvalidParameter")
+        assert.include(missing.message, "Missing parameters")
+        // Names are case-sensitive; extra parameters are fine.
+        const wrongCase = yield* Effect.flip(graph.query("RETURN $a AS v", { A: 1 }))
+        assert.include(wrongCase.message, "Missing parameters")
+        const ok = yield* graph.query("RETURN $a AS v", { a: 1, unused: 2 })
+        assert.strictEqual(ok.rows.length, 1)
+        // `$` inside strings, backtick names and comments is no parameter.
+        yield* graph.query("RETURN '$a' AS v, `$b` AS w // $c\n /* $d */")
+        // A backtick-quoted parameter name.
+        yield* graph.query("RETURN $`odd name` AS v", { "odd name": 1 })
+        const calls = yield* (yield* FalkorDBMock.FalkorDBMock).calls
+        assert.strictEqual(calls.length, 5)
       })
     )
   )
