@@ -3,7 +3,7 @@
  * every `Graph` of one name shares one schema cache.
  *
  * Layers (`layer` and `layerConfig` provide `RedisConnection` too: the same connection):
- * - `layer(options)` connects through `RedisConnection.layerFromOptions` with the graph
+ * - `layer(options)` connects through `RedisConnection.layer` with the graph
  *   defaults — multiplexed, 8 connections, `routing: "spread"`, because the server runs one
  *   query per connection at a time, so parallel queries need several sockets.
  * - `layerConfig(config)` reads every option of `layer` from `Config`.
@@ -190,9 +190,7 @@ const definedOnly = <A extends object>(options: A): A =>
  */
 export const layer = (options: Options = {}): Layer.Layer<FalkorDB | RedisConnection.RedisConnection, RedisError> => {
   const { client, connection } = splitOptions(options)
-  return layerFromRedisWith(client).pipe(
-    Layer.provideMerge(RedisConnection.layerFromOptions(connection, connectionDefaults))
-  )
+  return layerFromRedisWith(client).pipe(Layer.provideMerge(RedisConnection.layer(connection, connectionDefaults)))
 }
 
 /**
@@ -239,9 +237,7 @@ export const layerConfig = (
       const set = splitOptions(read.options)
       const defaulted = splitOptions(read.defaults)
       return layerFromRedisWith({ ...definedOnly(defaulted.client), ...definedOnly(set.client) }).pipe(
-        Layer.provideMerge(
-          RedisConnection.layerFromOptions(set.connection, { ...connectionDefaults, ...defaulted.connection })
-        )
+        Layer.provideMerge(RedisConnection.layer(set.connection, { ...connectionDefaults, ...defaulted.connection }))
       )
     })
   )

@@ -11,8 +11,10 @@
  * @since 0.1.0
  */
 import type { ReadPreference } from "@effect-falkordb/redis/RedisConnection"
+import type * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import type * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
@@ -197,8 +199,14 @@ export interface Graph {
     parameters?: P,
     options?: QueryOptions
   ) => Effect.Effect<QueryResult, FalkorError>
-  /** `GRAPH.RO_QUERY`: read-only Cypher only. */
+  /** `GRAPH.RO_QUERY`: read-only Cypher only. The same as `readOnlyQuery`. */
   readonly roQuery: <P extends Cypher.ParametersOf<P>>(
+    query: string | Cypher.Query,
+    parameters?: P,
+    options?: QueryOptions
+  ) => Effect.Effect<QueryResult, FalkorError>
+  /** `GRAPH.RO_QUERY`: read-only Cypher only (may be retried by the retry policy). */
+  readonly readOnlyQuery: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
     parameters?: P,
     options?: QueryOptions
@@ -209,15 +217,39 @@ export interface Graph {
     parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<Row, FalkorError>
-  /** Rows of a `GRAPH.RO_QUERY`, decoded one chunk at a time. */
+  /** Rows of a `GRAPH.RO_QUERY`, decoded one chunk at a time. The same as `readOnlyStream`. */
   readonly roStream: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
     parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<Row, FalkorError>
+  /** Rows of a `GRAPH.RO_QUERY`, decoded one chunk at a time. */
+  readonly readOnlyStream: <P extends Cypher.ParametersOf<P>>(
+    query: string | Cypher.Query,
+    parameters?: P,
+    options?: QueryOptions
+  ) => Stream.Stream<Row, FalkorError>
   /**
-   * Rows of a `GRAPH.QUERY` decoded with `schema` from `row.toObject()`; a row that does
-   * not match fails with reason `RowDecode`, naming the row and the column.
+   * Rows of a `GRAPH.QUERY` decoded with `schema` from `row.toObject()`, as a stream; a row
+   * that does not match fails with reason `RowDecode`, naming the row and the column.
+   */
+  readonly streamAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
+    schema: S,
+    query: string | Cypher.Query,
+    parameters?: P,
+    options?: QueryOptions
+  ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
+  /** `readOnlyStream` decoded with `schema` (as `streamAs`). */
+  readonly readOnlyStreamAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
+    schema: S,
+    query: string | Cypher.Query,
+    parameters?: P,
+    options?: QueryOptions
+  ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
+  /**
+   * The same as `streamAs`.
+   *
+   * @deprecated Use `streamAs` (the name says it streams); `queryAs` goes in the next release.
    */
   readonly queryAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
     schema: S,
@@ -225,13 +257,45 @@ export interface Graph {
     parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
-  /** `roStream` decoded with `schema`. */
+  /**
+   * The same as `readOnlyStreamAs`.
+   *
+   * @deprecated Use `readOnlyStreamAs`; `roQueryAs` goes in the next release.
+   */
   readonly roQueryAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
     schema: S,
     query: string | Cypher.Query,
     parameters?: P,
     options?: QueryOptions
   ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
+  /**
+   * A read-only query (`GRAPH.RO_QUERY`) with every row decoded with `schema` by column alias
+   * (an empty result is an empty array); a row that does not match fails with `RowDecode`,
+   * naming the row and the column, as `GraphSchema.findAll` does.
+   */
+  readonly findAll: <S extends Schema.Top, P extends Cypher.ParametersOf<P>>(
+    schema: S,
+    query: string | Cypher.Query,
+    parameters?: P,
+    options?: QueryOptions
+  ) => Effect.Effect<Array<S["Type"]>, FalkorError, S["DecodingServices"]>
+  /**
+   * A read-only query's first row decoded with `schema`, or `NoSuchElementError` when there is
+   * no row (later rows are not decoded).
+   */
+  readonly findOne: <S extends Schema.Top, P extends Cypher.ParametersOf<P>>(
+    schema: S,
+    query: string | Cypher.Query,
+    parameters?: P,
+    options?: QueryOptions
+  ) => Effect.Effect<S["Type"], FalkorError | Cause.NoSuchElementError, S["DecodingServices"]>
+  /** A read-only query's first row decoded with `schema` as `Option.some`, `Option.none` when there is none. */
+  readonly findOneOption: <S extends Schema.Top, P extends Cypher.ParametersOf<P>>(
+    schema: S,
+    query: string | Cypher.Query,
+    parameters?: P,
+    options?: QueryOptions
+  ) => Effect.Effect<Option.Option<S["Type"]>, FalkorError, S["DecodingServices"]>
   /** `GRAPH.DELETE`; clears this graph's schema cache. */
   readonly delete: () => Effect.Effect<void, FalkorError>
   /** `GRAPH.COPY this destination`; clears the destination's schema cache. */

@@ -44,16 +44,18 @@ import {
   SetReply,
   VerbatimReply
 } from "@effect-falkordb/resp/Reply"
+import type * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redis from "effect/persistence/Redis"
+import * as ConfigInput from "./ConfigInput.ts"
 import {
   type ExclusiveConnection,
   type LayerOptions,
-  layerFromOptions as connectionLayer,
+  layer as connectionLayer,
   RedisConnection
 } from "./RedisConnection.ts"
 import type { RedisError } from "./RedisError.ts"
@@ -161,17 +163,58 @@ export const layer = (options?: {
  * Everything from one options record: the `RedisConnection` (any strategy), the
  * `RedisPubSub` on the same server, and effect's `Redis` service on both.
  *
+ * @example
+ * ```ts
+ * import * as PersistenceRedis from "@effect-falkordb/redis/PersistenceRedis"
+ *
+ * const Live = PersistenceRedis.layerFromOptions({ url: "redis://127.0.0.1:6379", strategy: "single" })
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */
 export const layerFromOptions = (
   options: LayerOptions & { readonly pool?: Redis.PoolOptions | undefined }
 ): Layer.Layer<Redis.Redis | RedisConnection | RedisPubSub.RedisPubSub, RedisError> => {
-  const { pool, strategy: _strategy, size: _size, connections: _connections, routing: _routing, ...server } = options
-  const { window: _window, ...subscriber } = server
-  const { pool: _pool, ...connection } = options
-  return layer({ pool }).pipe(
-    Layer.provideMerge(RedisPubSub.layer(subscriber)),
-    Layer.provideMerge(connectionLayer(connection))
-  )
+  const { pool, ...connection } = options
+  return everything(pool, connectionLayer(connection))
 }
+
+/**
+ * Everything from `Config` (each field a `Config` or a plain value, see `ConfigInput`; the
+ * strategy's defaults as in `RedisConnection.layerConfig`): the `RedisConnection`, the
+ * `RedisPubSub` on its server, and effect's `Redis` service on both.
+ *
+ * @example
+ * ```ts
+ * import * as PersistenceRedis from "@effect-falkordb/redis/PersistenceRedis"
+ * import { Config } from "effect"
+ *
+ * const Live = PersistenceRedis.layerConfig({
+ *   url: Config.String("REDIS_URL"),
+ *   strategy: Config.Literals(["single", "pooled", "multiplexed"], "REDIS_STRATEGY").pipe(
+ *     Config.withDefault("multiplexed")
+ *   )
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: ConfigInput.ConfigInput<LayerOptions & { readonly pool?: Redis.PoolOptions | undefined }>
+): Layer.Layer<Redis.Redis | RedisConnection | RedisPubSub.RedisPubSub, RedisError | Config.ConfigError> =>
+  Layer.unwrap(
+    Effect.map(ConfigInput.read(config), (read) => {
+      const { pool, ...connection } = read.options
+      const { pool: defaultPool, ...connectionDefaults } = read.defaults
+      return everything(pool ?? defaultPool, connectionLayer(connection, connectionDefaults))
+    })
+  )
+
+/** effect's `Redis` and the `RedisPubSub` (on the connection's server) over `connection`. */
+const everything = <E>(
+  pool: Redis.PoolOptions | undefined,
+  connection: Layer.Layer<RedisConnection, E>
+): Layer.Layer<Redis.Redis | RedisConnection | RedisPubSub.RedisPubSub, E | RedisError> =>
+  layer({ pool }).pipe(Layer.provideMerge(RedisPubSub.layer()), Layer.provideMerge(connection))

@@ -12,7 +12,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -292,6 +292,12 @@ export class RedisConnection extends Context.Service<
      * falls back to `execute` for a service without it.
      */
     readonly executeStreamed?: (command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>
+    /**
+     * The options this client was built from (address, credentials with the password
+     * `Redacted`, database, TLS, sentinel …), for dedicated connections to the same server:
+     * `RedisPubSub.layer()` without options uses them. Absent for mocks and hand-made services.
+     */
+    readonly connectOptions?: LayerOptions | undefined
   }
 >()("@effect-falkordb/redis/RedisConnection") {}
 
@@ -431,7 +437,7 @@ export type Strategy = "single" | "pooled" | "multiplexed"
 
 /**
  * Every option of every strategy, plus the strategy (default `"multiplexed"`): what
- * `layerFromOptions` and `layerConfig` take. An option that does not apply to the chosen
+ * `layer` and `layerConfig` take. An option that does not apply to the chosen
  * strategy (`size` for multiplexed, `connections`/`routing` for single or pooled, `window`
  * for pooled) fails with reason `Config` instead of being ignored; a default of one (from
  * `defaults`, or a `Config.withDefault` in `layerConfig`) is dropped.
@@ -523,6 +529,21 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
   adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions = (resolved) => resolved
 ) {
   const { strategy, merged: checked, preference } = yield* OptionChecks.checkLayerOptions(options, defaults)
+  const service = yield* buildClient(strategy, checked, preference, adjust)
+  // Kept for dedicated connections to the same server (RedisPubSub.layer()); the password redacted.
+  const connectOptions: LayerOptions =
+    typeof checked.password === "string" ? { ...checked, password: Redacted.make(checked.password) } : checked
+  const withOptions: RedisConnection["Service"] = { ...service, connectOptions }
+  return withOptions
+})
+
+/** The client of a checked strategy and options: a cluster, a replicated client or one server. */
+const buildClient = Effect.fnUntraced(function* (
+  strategy: Strategy,
+  checked: LayerOptions,
+  preference: ReadPreference | undefined,
+  adjust: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions
+) {
   const merged = yield* Sentinel.expandSentinelUrl(checked)
   if (merged.cluster !== undefined) {
     const seeds = yield* OptionChecks.checkCluster(merged, merged.cluster)
@@ -545,6 +566,18 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
   if (preference !== undefined && preference !== "primary") return yield* OptionChecks.noReplicas(preference)
   return yield* buildStrategy(strategy, merged, adjust)
 })
+
+/**
+ * The same as `makeFromOptions`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (
+  options: LayerOptions,
+  defaults?: LayerOptions,
+  adjust?: (resolved: RedisOptions.ResolvedOptions) => RedisOptions.ResolvedOptions
+) => Effect.Effect<RedisConnection["Service"], RedisError, Scope.Scope> = makeFromOptions
 
 /**
  * The resolved options of a connection to the primary: with a sentinel (`sentinel`, or a
@@ -603,7 +636,7 @@ export const layerCluster = (
   defaults?: LayerOptions
 ): Layer.Layer<RedisConnection, RedisError> => {
   const { nodes, ...rest } = options
-  return layerFromOptions({ ...rest, cluster: { nodes } }, defaults)
+  return layer({ ...rest, cluster: { nodes } }, defaults)
 }
 
 /**
@@ -625,7 +658,7 @@ export const layerCluster = (
  *   strategy: "multiplexed",
  *   readPreference: "preferReplica"
  * })
- * // or RedisConnection.layerFromOptions({ url: "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster" })
+ * // or RedisConnection.layer({ url: "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster" })
  * ```
  *
  * @since 0.1.0
@@ -636,35 +669,41 @@ export const layerSentinel = (
   defaults?: LayerOptions
 ): Layer.Layer<RedisConnection, RedisError> => {
   const { sentinels, name, sentinelUsername, sentinelPassword, sentinelTls, ...rest } = options
-  return layerFromOptions(
-    { ...rest, sentinel: { sentinels, name, sentinelUsername, sentinelPassword, sentinelTls } },
-    defaults
-  )
+  return layer({ ...rest, sentinel: { sentinels, name, sentinelUsername, sentinelPassword, sentinelTls } }, defaults)
 }
 
 /**
- * The layer of `makeFromOptions`: one switch over the strategies for every layer built
- * from a plain options record (this package's `layerConfig`, the graph client's layers).
+ * The client of `options.strategy` (default `"multiplexed"`) as a layer: one switch over the
+ * strategies for every layer built from a plain options record; `defaults` as in
+ * `makeFromOptions`. The connections close when the layer's scope closes.
  *
  * @example
  * ```ts
  * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
  *
- * const Live = RedisConnection.layerFromOptions(
- *   { strategy: "pooled", url: "redis://127.0.0.1:6379", size: 4 }
- * )
+ * const Live = RedisConnection.layer({ strategy: "pooled", url: "redis://127.0.0.1:6379", size: 4 })
  * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerFromOptions = (
-  options: LayerOptions,
-  defaults?: LayerOptions
-): Layer.Layer<RedisConnection, RedisError> => Layer.effect(RedisConnection, makeFromOptions(options, defaults))
+export const layer = (options: LayerOptions = {}, defaults?: LayerOptions): Layer.Layer<RedisConnection, RedisError> =>
+  Layer.effect(RedisConnection, makeFromOptions(options, defaults))
 
 /**
- * A client whose options come from `Config`; it reads every option `layerFromOptions`
+ * The same as `layer`.
+ *
+ * @deprecated Use `layer(options, defaults?)`; `layerFromOptions` goes in the next release.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromOptions: (
+  options: LayerOptions,
+  defaults?: LayerOptions
+) => Layer.Layer<RedisConnection, RedisError> = layer
+
+/**
+ * A client whose options come from `Config`; it reads every option `layer`
  * takes, each field a `Config` or a plain value (see `ConfigInput`), e.g.
  * `layerConfig({ url: Config.String("REDIS_URL"), password: Config.Redacted("REDIS_PASSWORD") })`.
  * The strategy defaults to `"multiplexed"`; `defaults` as in `makeFromOptions`.
@@ -673,7 +712,7 @@ export const layerFromOptions = (
  * `connections: Config.Int("CONNECTIONS").pipe(Config.withDefault(4))` gives 4 engines to a
  * multiplexed client and is dropped for a single or pooled one. An option of another strategy
  * that was set (found in the source, a plain value, `Config.succeed`) fails with reason
- * `Config`, as in `layerFromOptions`.
+ * `Config`, as in `layer`.
  *
  * @example
  * ```ts

@@ -32,12 +32,14 @@
  * @since 0.1.0
  */
 import { decodeUtf8 } from "@effect-falkordb/resp/Text"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as ConfigInput from "./ConfigInput.ts"
 import { type RawMessage, Subscriber } from "./internal/Subscriber.ts"
 import { RedisConnection, resolvePrimary, type SentinelConfig } from "./RedisConnection.ts"
 import { Config as ConfigReason, Decode, RedisError } from "./RedisError.ts"
@@ -159,6 +161,39 @@ export interface Options extends RedisOptions.RedisOptions {
   readonly sentinel?: SentinelConfig | undefined
 }
 
+/** The server options of the connection in context, for a subscriber next to it. */
+const serverOf = (connection: RedisConnection["Service"]): Effect.Effect<Options, RedisError> => {
+  const built = connection.connectOptions
+  if (built === undefined) {
+    return Effect.fail(
+      configError(
+        "options",
+        "RedisPubSub.layer() without options reads the address of the RedisConnection in context, and this one (a mock or a hand-made service) does not say it; pass the server's options: RedisPubSub.layer({ url })"
+      )
+    )
+  }
+  if (built.cluster !== undefined) {
+    return Effect.fail(
+      configError(
+        "options",
+        "RedisPubSub over a Redis Cluster connection is not supported: pass one node's options, RedisPubSub.layer({ host, port })"
+      )
+    )
+  }
+  const {
+    strategy: _strategy,
+    size: _size,
+    connections: _connections,
+    routing: _routing,
+    window: _window,
+    replicas: _replicas,
+    readPreference: _readPreference,
+    cluster: _cluster,
+    ...server
+  } = built
+  return Effect.succeed(server)
+}
+
 /**
  * Builds the service: connects the dedicated subscriber connection now (a wrong address
  * fails here) and publishes through the `RedisConnection` in context.
@@ -166,9 +201,9 @@ export interface Options extends RedisOptions.RedisOptions {
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.fn("RedisPubSub.make")(function* (options: Options) {
+export const make = Effect.fn("RedisPubSub.make")(function* (options?: Options) {
   const connection = yield* RedisConnection
-  const resolved = yield* resolvePrimary(options)
+  const resolved = yield* resolvePrimary(options ?? (yield* serverOf(connection)))
   const subscriber = yield* Subscriber.make(resolved)
   let dropped = 0
 
@@ -253,8 +288,10 @@ export const make = Effect.fn("RedisPubSub.make")(function* (options: Options) {
 })
 
 /**
- * The service as a layer; `options` address the server of the `RedisConnection` (the same
- * URL, credentials and database).
+ * The service as a layer. Without `options` the subscriber connects to the server of the
+ * `RedisConnection` in context (its address, credentials, database, TLS, sentinel), which must
+ * come from this package's layers; with `options`, to the server they address (the same server
+ * as the connection, since messages are published through it).
  *
  * @example
  * ```ts
@@ -262,12 +299,36 @@ export const make = Effect.fn("RedisPubSub.make")(function* (options: Options) {
  * import * as RedisPubSub from "@effect-falkordb/redis/RedisPubSub"
  * import { Layer } from "effect"
  *
- * const options = { url: "redis://127.0.0.1:6379" }
- * const Live = RedisPubSub.layer(options).pipe(Layer.provideMerge(RedisConnection.layerSingle(options)))
+ * const Live = RedisPubSub.layer().pipe(
+ *   Layer.provideMerge(RedisConnection.layer({ url: "redis://127.0.0.1:6379", strategy: "single" }))
+ * )
  * ```
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<RedisPubSub, RedisError, RedisConnection> =>
+export const layer = (options?: Options): Layer.Layer<RedisPubSub, RedisError, RedisConnection> =>
   Layer.effect(RedisPubSub, make(options))
+
+/**
+ * The service with its options from `Config` (each field a `Config` or a plain value, see
+ * `ConfigInput`), publishing through the `RedisConnection` in context.
+ *
+ * @example
+ * ```ts
+ * import * as RedisPubSub from "@effect-falkordb/redis/RedisPubSub"
+ * import { Config } from "effect"
+ *
+ * const Live = RedisPubSub.layerConfig({ url: Config.String("REDIS_URL") })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: ConfigInput.ConfigInput<Options>
+): Layer.Layer<RedisPubSub, RedisError | Config.ConfigError, RedisConnection> =>
+  Layer.effect(
+    RedisPubSub,
+    Effect.flatMap(ConfigInput.read(config), (read) => make({ ...read.defaults, ...read.options }))
+  )

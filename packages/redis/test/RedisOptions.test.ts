@@ -163,7 +163,7 @@ describe("RedisOptions", () => {
       ]
       for (const [options, field, message] of layerCases) {
         const error = yield* configError(
-          Effect.scoped(Layer.build(RedisConnection.layerFromOptions({ url: "redis://127.0.0.1:1", ...options })))
+          Effect.scoped(Layer.build(RedisConnection.layer({ url: "redis://127.0.0.1:1", ...options })))
         )
         assert.strictEqual(error.field, field)
         assert.strictEqual(error.message, message)
@@ -295,7 +295,7 @@ describe("RedisOptions", () => {
     })
   )
 
-  it.effect("layerConfig reads every option layerFromOptions takes (each invalid value is reported by its field)", () =>
+  it.effect("layerConfig reads every option layer takes (each invalid value is reported by its field)", () =>
     Effect.gen(function* () {
       // Port 1: nothing connects; validation must fail first, naming the field it read.
       const url = "redis://127.0.0.1:1"
@@ -386,7 +386,7 @@ describe("RedisOptions", () => {
       })
   )
 
-  it.live("layerFromOptions: defaults fill what options leave undefined, only where they apply", () =>
+  it.live("layer: defaults fill what options leave undefined, only where they apply", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.make()
       const defaults = { connections: 3, routing: "spread" as const }
@@ -395,7 +395,7 @@ describe("RedisOptions", () => {
           const redis = yield* RedisConnection.RedisConnection
           assert.strictEqual(yield* redis.execute(["PING"]), "PONG")
           return redis.info
-        }).pipe(Effect.provide(RedisConnection.layerFromOptions(options, defaults)))
+        }).pipe(Effect.provide(RedisConnection.layer(options, defaults)))
       const multiplexed = yield* infoOf({ url: server.url, routing: undefined })
       assert.deepInclude(multiplexed, { strategy: "multiplexed", connections: 3, routing: "spread" })
       const single = yield* infoOf({ url: server.url, strategy: "single" })

@@ -21,6 +21,7 @@ import { isQuery } from "../Cypher.ts"
 import type * as Cypher from "../Cypher.ts"
 import { FalkorError, InvalidArgument, RowDecode } from "../FalkorError.ts"
 import { malformed as decodeError } from "./errors.ts"
+import * as Find from "./Find.ts"
 import * as Measure from "./Measure.ts"
 import * as QueryPath from "./QueryPath.ts"
 import * as QueryText from "./QueryText.ts"
@@ -243,6 +244,9 @@ export const make = (
   const chunkSize = options.chunkSize ?? 1024
   const stream = rowStream(context, "GRAPH.QUERY", "Graph.stream", chunkSize)
   const roStream = rowStream(context, "GRAPH.RO_QUERY", "Graph.roStream", chunkSize)
+  const readOnlyQuery = wholeResult(context, "GRAPH.RO_QUERY", "Graph.roQuery")
+  const streamAs = typedRows(stream, name, "GRAPH.QUERY")
+  const readOnlyStreamAs = typedRows(roStream, name, "GRAPH.RO_QUERY")
   // The helper groups are made on first use: most graphs never touch them.
   let indexes: Indexes.Indexes | undefined
   let constraints: Constraints.Constraints | undefined
@@ -276,11 +280,16 @@ export const make = (
     batch: (queries, batchOptions) =>
       measure(context, "BATCH", "batch", Batch.run(graph, connection, queries, batchOptions, context.attributes)),
     query: wholeResult(context, "GRAPH.QUERY", "Graph.query"),
-    roQuery: wholeResult(context, "GRAPH.RO_QUERY", "Graph.roQuery"),
+    roQuery: readOnlyQuery,
+    readOnlyQuery,
     stream,
     roStream,
-    queryAs: typedRows(stream, name, "GRAPH.QUERY"),
-    roQueryAs: typedRows(roStream, name, "GRAPH.RO_QUERY"),
+    readOnlyStream: roStream,
+    streamAs,
+    readOnlyStreamAs,
+    queryAs: streamAs,
+    roQueryAs: readOnlyStreamAs,
+    ...Find.make(readOnlyQuery),
     explain: (query, parameters) => planCall(context, "GRAPH.EXPLAIN")(query, parameters),
     profile: planCall(context, "GRAPH.PROFILE"),
     ...adminCalls(
