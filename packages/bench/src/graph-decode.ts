@@ -17,7 +17,7 @@
  */
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import * as CompactReply from "../../graph/src/internal/CompactReply.ts"
-import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import { makeService, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import * as Effect from "effect/Effect"
@@ -130,7 +130,7 @@ const warmReply: Reply = [
 
 /** Ours through the graph client: an in-memory connection that decodes the bytes per query. */
 const timeOursStream = (chunks: ReadonlyArray<Buffer>): Promise<number> => {
-  const connection = RedisConnection.of({
+  const connection = makeService({
     info: { strategy: "mock", connections: 1, window: 1, target: "bench", protocol: 2 },
     execute: (command) =>
       Effect.sync(() =>

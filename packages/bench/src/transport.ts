@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { type Command, encodeCommands } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
@@ -77,14 +77,15 @@ const makeCore = Effect.fnUntraced(function* (
   return serviceOf(execute)
 })
 
-const serviceOf = (execute: (command: Command) => Effect.Effect<Reply>): RedisConnection["Service"] => ({
-  info: { strategy: "single", connections: 1, window: 1, target: "bench", protocol: 2 },
-  execute,
-  submit: () => Effect.die("transport bench: submit is not measured"),
-  pipeline: () => Effect.die("transport bench: pipeline is not measured"),
-  executeAll: () => Effect.die("transport bench: executeAll is not measured"),
-  withExclusive: () => Effect.die("transport bench: withExclusive is not measured")
-})
+const serviceOf = (execute: (command: Command) => Effect.Effect<Reply>): RedisConnection.RedisConnection["Service"] =>
+  RedisConnection.makeService({
+    info: { strategy: "single", connections: 1, window: 1, target: "bench", protocol: 2 },
+    execute,
+    submit: () => Effect.die("transport bench: submit is not measured"),
+    pipeline: () => Effect.die("transport bench: pipeline is not measured"),
+    executeAll: () => Effect.die("transport bench: executeAll is not measured"),
+    withExclusive: () => Effect.die("transport bench: withExclusive is not measured")
+  })
 
 /** The engine's choice: a `node:net` socket, decoding in its data callback. */
 const netTransport =
@@ -133,7 +134,10 @@ const nodeSocketTransport =
 export const makeClients = (
   port: number
 ): Effect.Effect<
-  { readonly net: RedisConnection["Service"]; readonly platform: RedisConnection["Service"] },
+  {
+    readonly net: RedisConnection.RedisConnection["Service"]
+    readonly platform: RedisConnection.RedisConnection["Service"]
+  },
   unknown,
   Scope.Scope
 > => Effect.all({ net: makeCore(netTransport(port)), platform: makeCore(nodeSocketTransport(port)) })

@@ -2,7 +2,12 @@
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { Decoder } from "@effect-falkordb/resp/Decoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
-import { type CommandOptions, makeExecuteAll, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import {
+  type CommandOptions,
+  makeExecuteAll,
+  makeService,
+  RedisConnection
+} from "@effect-falkordb/redis/RedisConnection"
 import { fromErrorReply, type RedisError } from "@effect-falkordb/redis/RedisError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -47,7 +52,7 @@ export const scripted = (
         reply instanceof ErrorReply ? Effect.fail(fromErrorReply(reply, String(command[0]))) : Effect.succeed(reply)
       )
     )
-  const service = RedisConnection.of({
+  const service = makeService({
     info: { strategy: "mock", connections: 1, window: 1, target, protocol: 2 },
     execute,
     submit: () => Effect.die("submit is not scripted"),

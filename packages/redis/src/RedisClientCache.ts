@@ -65,6 +65,7 @@ import {
   makeFromOptions,
   RedisConnection
 } from "./RedisConnection.ts"
+import { makeService } from "./internal/MakeService.ts"
 import { Config as ConfigReason, RedisError } from "./RedisError.ts"
 import type * as RedisOptions from "./RedisOptions.ts"
 
@@ -480,7 +481,7 @@ export const make: (
       }
     }
 
-    const connection: RedisConnection["Service"] = {
+    const connection: RedisConnection["Service"] = makeService({
       info: inner.info,
       execute,
       submit: (command, options) =>
@@ -505,7 +506,7 @@ export const make: (
           writing(merge(commands.map(writtenBy)), inner.executeAll(commands, options))
         )) as ExecuteAll,
       withExclusive: (use) => inner.withExclusive((exclusive) => use(exclusiveFace(exclusive)))
-    }
+    })
 
     return RedisClientCache.of({
       execute,

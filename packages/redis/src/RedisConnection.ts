@@ -18,15 +18,15 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Tls from "node:tls"
 import * as Strategies from "./internal/Strategies.ts"
-import * as Schema from "effect/Schema"
-import { commandName } from "./internal/CommandValidation.ts"
+import type * as Schema from "effect/Schema"
 import * as ConfigInput from "./ConfigInput.ts"
 import * as Cluster from "./internal/Cluster.ts"
 import * as ExecuteAllInternal from "./internal/ExecuteAll.ts"
 import * as OptionChecks from "./internal/OptionChecks.ts"
+import * as MakeService from "./internal/MakeService.ts"
 import * as Sentinel from "./internal/Sentinel.ts"
 import * as Streamed from "./internal/Streamed.ts"
-import { Decode, RedisError } from "./RedisError.ts"
+import type { RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
 
 /**
@@ -288,10 +288,48 @@ export class RedisConnection extends Context.Service<
      * Sends a command whose reply is streamed (see `ReplyPart`, `StreamOptions`): its parts
      * are handed over as they arrive instead of after the whole reply. Replies behind it
      * on the same connection keep their order. Stopping the stream early discards the rest
-     * of the reply as it arrives. Optional: use `executeStreamed` (the function), which
-     * falls back to `execute` for a service without it.
+     * of the reply as it arrives. A service made by hand (`makeService`) without a streamed
+     * path runs `execute` and hands over the parts of the whole reply.
+     *
+     * @example
+     * ```ts
+     * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+     * import { Effect, Stream } from "effect"
+     *
+     * const firstTen = Effect.gen(function* () {
+     *   const redis = yield* RedisConnection.RedisConnection
+     *   return yield* redis.executeStreamed(["LRANGE", "big", "0", "-1"], { depth: 1 }).pipe(
+     *     Stream.filter((part) => part._tag === "Value" && part.depth === 1),
+     *     Stream.take(10),
+     *     Stream.runCollect
+     *   )
+     * })
+     * ```
      */
-    readonly executeStreamed?: (command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>
+    readonly executeStreamed: (command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>
+    /**
+     * Executes a command and decodes its reply with an `effect/Schema` (see `ReplySchema`);
+     * a reply the schema does not accept fails with reason `Decode` (the command ran).
+     *
+     * @example
+     * ```ts
+     * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+     * import * as ReplySchema from "@effect-falkordb/redis/ReplySchema"
+     * import { Effect } from "effect"
+     *
+     * const program = Effect.gen(function* () {
+     *   const redis = yield* RedisConnection.RedisConnection
+     *   const visits = yield* redis.executeAs(ReplySchema.Integer, ["INCR", "visits"]) // number
+     *   const user = yield* redis.executeAs(ReplySchema.Hash, ["HGETALL", "user:1"]) // Record<string, string>
+     *   return { visits, user }
+     * })
+     * ```
+     */
+    readonly executeAs: <S extends Schema.Top>(
+      schema: S,
+      command: Command,
+      options?: CommandOptions
+    ) => Effect.Effect<S["Type"], RedisError, S["DecodingServices"]>
     /**
      * The options this client was built from (address, credentials with the password
      * `Redacted`, database, TLS, sentinel …), for dedicated connections to the same server:
@@ -533,8 +571,7 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
   // Kept for dedicated connections to the same server (RedisPubSub.layer()); the password redacted.
   const connectOptions: LayerOptions =
     typeof checked.password === "string" ? { ...checked, password: Redacted.make(checked.password) } : checked
-  const withOptions: RedisConnection["Service"] = { ...service, connectOptions }
-  return withOptions
+  return makeService({ ...service, connectOptions })
 })
 
 /** The client of a checked strategy and options: a cluster, a replicated client or one server. */
@@ -746,8 +783,9 @@ export const layerConfig = (
 
 /**
  * Executes a command on the `RedisConnection` in context and decodes its reply with an
- * `effect/Schema` (see `ReplySchema` for the common reply shapes). A reply the schema does
- * not accept fails with reason `Decode` (the command ran: `written: true`).
+ * `effect/Schema`: the accessor of the service's `executeAs` method (see `ReplySchema` for the
+ * common reply shapes). A reply the schema does not accept fails with reason `Decode` (the
+ * command ran: `written: true`).
  *
  * @example
  * ```ts
@@ -767,21 +805,44 @@ export const executeAs = <S extends Schema.Top>(
   command: Command,
   options?: CommandOptions
 ): Effect.Effect<S["Type"], RedisError, RedisConnection | S["DecodingServices"]> =>
-  RedisConnection.use((redis) =>
-    Effect.flatMap(redis.execute(command, options), (reply) =>
-      Effect.mapError(
-        Schema.decodeUnknownEffect(schema)(reply),
-        (cause) =>
-          new RedisError({
-            reason: new Decode({
-              command: commandName(command),
-              message: `${commandName(command)} replied a value the schema does not accept: ${cause.message}`,
-              cause
-            })
-          })
-      )
-    )
-  )
+  RedisConnection.use((redis) => redis.executeAs(schema, command, options))
+
+/**
+ * What a `RedisConnection` made by hand (a wrapper, a mock) implements: everything but
+ * `executeAs`, which `makeService` derives from `execute`, and `executeStreamed`, which it
+ * falls back to `execute` for when absent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServiceParts extends Omit<RedisConnection["Service"], "executeAs" | "executeStreamed"> {
+  readonly executeStreamed?:
+    | ((command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>)
+    | undefined
+}
+
+/**
+ * A `RedisConnection` service from its parts: `executeAs` decodes the replies of `execute`;
+ * without an `executeStreamed`, streaming runs `execute` and hands over the parts of the whole
+ * reply.
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import { Effect } from "effect"
+ *
+ * // A wrapper that counts the commands of the service it wraps.
+ * const counting = (inner: RedisConnection.RedisConnection["Service"], counter: { n: number }) =>
+ *   RedisConnection.makeService({
+ *     ...inner,
+ *     execute: (command, options) => Effect.andThen(Effect.sync(() => counter.n++), inner.execute(command, options))
+ *   })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeService: (parts: ServiceParts) => RedisConnection["Service"] = MakeService.makeService
 
 /**
  * Streams `command`'s reply on `connection` (see `ReplyPart`): a client of any strategy, a

@@ -46,6 +46,7 @@ import * as Metric from "effect/Metric"
 import * as CommandKeys from "./CommandKeys.ts"
 import { commandName } from "./internal/CommandValidation.ts"
 import * as EngineMetrics from "./internal/EngineMetrics.ts"
+import { makeService } from "./internal/MakeService.ts"
 import { type ConnectionInfo, type ExecuteAll, type ExecuteAllOptions, RedisConnection } from "./RedisConnection.ts"
 import { isRedisError } from "./RedisError.ts"
 
@@ -275,7 +276,7 @@ export const instrument = (
     operation: "PIPELINE" | "EXECUTE_ALL" = "PIPELINE"
   ): Effect.Effect<A, E> =>
     spanned(operation, () => commands.map(fingerprint).join("; "), commands.length, measured(operation, effect))
-  return {
+  return makeService({
     info: service.info,
     execute: (command, callOptions) => call(command, service.execute(command, callOptions)),
     // A submitted command's reply is awaited later, through its Future: not measured here.
@@ -295,7 +296,7 @@ export const instrument = (
             batch(commands, connection.executeAll(commands, callOptions), "EXECUTE_ALL")) as ExecuteAll
         })
       )
-  }
+  })
 }
 
 /**

@@ -50,7 +50,7 @@ describe("layers", { timeout: 60_000 }, () => {
 
   it.effect("RedisPubSub.layer() over a service that does not say its address fails with reason Config", () =>
     Effect.gen(function* () {
-      const handMade = RedisConnection.RedisConnection.of({
+      const handMade = RedisConnection.makeService({
         info: { strategy: "mock", connections: 1, window: 1, target: "nowhere", protocol: 2 },
         execute: () => Effect.die("unused"),
         submit: () => Effect.die("unused"),

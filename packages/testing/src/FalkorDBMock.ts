@@ -44,7 +44,12 @@ import type {
   Future,
   PipelineOptions
 } from "@effect-falkordb/redis/RedisConnection"
-import { type ExecuteAllOptions, makeExecuteAll, RedisConnection } from "@effect-falkordb/redis/RedisConnection"
+import {
+  type ExecuteAllOptions,
+  makeExecuteAll,
+  makeService,
+  RedisConnection
+} from "@effect-falkordb/redis/RedisConnection"
 import { Closed, fromErrorReply, RedisError } from "@effect-falkordb/redis/RedisError"
 import type { Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
@@ -597,7 +602,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
     executeAll: executeAll((commands, options) => inner.executeAll(commands, { ...options, mode: "result" }))
   })
 
-  const connection: RedisConnection["Service"] = {
+  const connection: RedisConnection["Service"] = makeService({
     info: { strategy: "mock", connections: 1, window: 1, target: "falkordb-mock", protocol: 2 },
     execute: run,
     submit: (command, options) =>
@@ -615,7 +620,7 @@ export const make = Effect.fn("FalkorDBMock.make")(function* (
       fallback === undefined
         ? (Effect.scoped(use(exclusive)) as Effect.Effect<A, E | RedisError, Exclude<R, Scope.Scope>>)
         : fallback.withExclusive((inner) => use(withinFallback(inner)))
-  }
+  })
 
   const select = (query: string | ((call: Call) => boolean)) => (call: Call) =>
     typeof query === "string" ? call.query === query : query(call)

@@ -36,6 +36,7 @@ import {
   type ExclusiveConnection,
   type Future,
   makeExecuteAll,
+  makeService,
   RedisConnection
 } from "@effect-falkordb/redis/RedisConnection"
 import {
@@ -482,7 +483,7 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
     )
   }
 
-  const service: RedisConnection["Service"] = {
+  const service: RedisConnection["Service"] = makeService({
     info: { strategy: "mock", connections: 1, window: 1, target, protocol: 2 },
     execute,
     submit,
@@ -501,7 +502,7 @@ export const make = Effect.fn("RedisMock.make")(function* (options: RedisMockOpt
             })
         )
       })
-  }
+  })
   return service
 })
 

@@ -28,6 +28,7 @@ import type {
   ReplyPart,
   StreamOptions
 } from "../RedisConnection.ts"
+import { makeService } from "./MakeService.ts"
 import { CrossSlot, fromErrorReply, Offline, RedisError } from "../RedisError.ts"
 import type * as RedisOptions from "../RedisOptions.ts"
 import { FutureRequest, Request } from "./Request.ts"
@@ -764,7 +765,7 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
     return future
   }
 
-  const service: Service = {
+  const service: Service = makeService({
     info,
     execute,
     executeStreamed: (command, options) =>
@@ -789,6 +790,6 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
       }),
     pipeline,
     withExclusive: (use) => Effect.flatMap(anyNode(), (s) => s.withExclusive(use))
-  }
+  })
   return service
 })

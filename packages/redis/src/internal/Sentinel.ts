@@ -22,6 +22,7 @@ import * as Tls from "node:tls"
 import * as Streamed from "./Streamed.ts"
 import * as CommandKeys from "../CommandKeys.ts"
 import type { LayerOptions, ReadPreference, RedisConnection, SentinelConfig } from "../RedisConnection.ts"
+import { makeService } from "./MakeService.ts"
 import { NoSentinel, Offline, RedisError } from "../RedisError.ts"
 import * as RedisOptions from "../RedisOptions.ts"
 import { configError, parseAddress } from "./OptionChecks.ts"
@@ -341,7 +342,7 @@ export const makeReadRouter = Effect.fnUntraced(function* (
     if (replica === undefined) return Effect.orElseSucceed(replicaSide, () => primary)
     return Effect.succeed(primary)
   }
-  const service: Service = {
+  const service: Service = makeService({
     info: primary.info,
     execute: (command, options) =>
       Effect.flatMap(target(isRead(command, options?.readOnly), options?.readPreference), (s) =>
@@ -378,7 +379,7 @@ export const makeReadRouter = Effect.fnUntraced(function* (
       })
     ),
     withExclusive: primary.withExclusive
-  }
+  })
   return service
 })
 
@@ -512,7 +513,7 @@ export const makeReplicated = Effect.fnUntraced(function* (
     locator: replicaLocator
   }))
   return yield* makeReadRouter(
-    { ...primary, info: { ...primary.info, target, primaryEpoch } },
+    makeService({ ...primary, info: { ...primary.info, target, primaryEpoch } }),
     buildReplica,
     replicaLocator.anyOnline,
     options.readPreference ?? "primary"

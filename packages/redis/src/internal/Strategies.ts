@@ -28,6 +28,7 @@ import type {
   ReplyPart,
   StreamOptions
 } from "../RedisConnection.ts"
+import { makeService } from "./MakeService.ts"
 import {
   BatchSpansEngines,
   BatchTooLarge,
@@ -413,7 +414,7 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
     // Every unsupported command is also a connection-state one.
     return unsupported(command) ?? notMultiplexable(command)
   }
-  return {
+  return makeService({
     info,
     // One Effect.callback per call: checks, routing and the hand-over to the engine all happen in it.
     execute: (command, options) =>
@@ -513,7 +514,7 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
         })
       ),
     withExclusive: exclusive
-  }
+  })
 }
 
 /**
@@ -735,7 +736,7 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
     target: resolved.target,
     protocol: resolved.protocol
   }
-  const service: Service = {
+  const service: Service = makeService({
     info,
     execute: (command, options) =>
       Effect.suspend(() => {
@@ -829,6 +830,6 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
         })
       ),
     withExclusive: exclusive
-  }
+  })
   return { service, engines: [] as ReadonlyArray<Engine> }
 })

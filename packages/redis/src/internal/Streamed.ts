@@ -34,7 +34,10 @@ export const fromWhole = (
 
 /** Streams `command`'s reply on `connection` (see `RedisConnection.executeStreamed`). */
 export const executeStreamed = (
-  connection: Pick<RedisConnection["Service"], "execute" | "executeStreamed">,
+  connection: {
+    readonly execute: RedisConnection["Service"]["execute"]
+    readonly executeStreamed?: RedisConnection["Service"]["executeStreamed"] | undefined
+  },
   command: Command,
   options?: StreamOptions
 ): Stream.Stream<ReplyPart, RedisError> =>
