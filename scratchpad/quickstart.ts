@@ -4,7 +4,7 @@
 import { cypher } from "@effect-falkordb/graph/Cypher"
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import { nodeProperties } from "@effect-falkordb/graph/Value"
-import { Console, Effect, Schema, Stream } from "effect"
+import { Config, Console, Effect, Schema, Stream } from "effect"
 
 const Movie = Schema.Struct({ title: Schema.String, year: Schema.Number })
 const MovieRow = Schema.Struct({ m: nodeProperties(Movie) })
@@ -15,7 +15,7 @@ const program = Effect.gen(function* () {
   yield* movies.query(cypher`MERGE (m:Movie {title: ${"Alien"}}) SET m.year = ${1979}`)
   // Rows arrive as a Stream, each decoded with the Schema (a typed error if one does not fit).
   yield* movies
-    .roQueryAs(MovieRow, cypher`MATCH (m:Movie) WHERE m.year < ${1990} RETURN m`)
+    .readOnlyStreamAs(MovieRow, cypher`MATCH (m:Movie) WHERE m.year < ${1990} RETURN m`)
     .pipe(Stream.runForEach(({ m }) => Console.log(`${m.title} (${m.year})`)))
 }).pipe(
   // Every failure is a FalkorError; pick reasons by name, each with its own fields.
@@ -23,6 +23,9 @@ const program = Effect.gen(function* () {
   Effect.catchTag("FalkorError", (error) => Console.error(`${error.reason._tag}: ${error.message}`))
 )
 
-const url = process.env.FALKORDB_URL ?? "redis://localhost:6379"
-Effect.runPromise(program.pipe(Effect.provide(FalkorDB.layer({ url }))))
+// The server's URL from the environment (FALKORDB_URL), through Config.
+const Live = FalkorDB.layerConfig({
+  url: Config.String("FALKORDB_URL").pipe(Config.withDefault("redis://localhost:6379"))
+})
+Effect.runPromise(program.pipe(Effect.provide(Live)))
 // README: end

@@ -13,6 +13,7 @@ import type { FalkorError } from "@effect-falkordb/graph/FalkorError"
 import { FalkorDB } from "@effect-falkordb/graph/FalkorDB"
 import { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import type { RedisError } from "@effect-falkordb/redis/RedisError"
+import * as ReplySchema from "@effect-falkordb/redis/ReplySchema"
 import * as Value from "@effect-falkordb/graph/Value"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -51,30 +52,29 @@ export const make = Effect.fn("MovieRepository.make")(function* (graphName = "mo
   const viewsKey = (title: string) => `${graphName}:views:${title}`
 
   const findByTitle = Effect.fn("MovieRepository.findByTitle")(function* (title: string) {
-    const rows = yield* graph
-      .roQueryAs(MovieRow, cypher`MATCH (m:Movie {title: ${title}}) RETURN m LIMIT 1`)
-      .pipe(Stream.runCollect)
-    const found = Option.map(Option.fromNullishOr(rows[0]), (row) => row.m)
+    const row = yield* graph.findOneOption(MovieRow, cypher`MATCH (m:Movie {title: ${title}}) RETURN m LIMIT 1`)
+    const found = Option.map(row, (r) => r.m)
     if (Option.isSome(found)) yield* redis.execute(["INCR", viewsKey(title)])
     return found
   })
 
   const viewsOf = Effect.fn("MovieRepository.viewsOf")(function* (title: string) {
-    const reply = yield* redis.execute(["GET", viewsKey(title)])
-    return reply instanceof Uint8Array ? Number(new TextDecoder().decode(reply)) : 0
+    const views = yield* redis.executeAs(Schema.NullOr(ReplySchema.NumberFromText), ["GET", viewsKey(title)])
+    return views ?? 0
   })
 
   const releasedBetween = Effect.fn("MovieRepository.releasedBetween")(function* (from: number, to: number) {
-    const rows = yield* graph
-      .roQueryAs(MovieRow, cypher`MATCH (m:Movie) WHERE m.year >= ${from} AND m.year <= ${to} RETURN m ORDER BY m.year`)
-      .pipe(Stream.runCollect)
+    const rows = yield* graph.findAll(
+      MovieRow,
+      cypher`MATCH (m:Movie) WHERE m.year >= ${from} AND m.year <= ${to} RETURN m ORDER BY m.year`
+    )
     return rows.map((row) => row.m)
   })
 
   const add = Effect.fn("MovieRepository.add")(function* (movie: Movie) {
     // MERGE keeps the title unique; the write returns the stored node.
     const rows = yield* graph
-      .queryAs(MovieRow, cypher`MERGE (m:Movie {title: ${movie.title}}) SET m.year = ${movie.year} RETURN m`)
+      .streamAs(MovieRow, cypher`MERGE (m:Movie {title: ${movie.title}}) SET m.year = ${movie.year} RETURN m`)
       .pipe(Stream.runCollect)
     const [stored] = rows
     if (stored === undefined) {

