@@ -206,11 +206,7 @@ export interface Graph {
     options?: QueryOptions
   ) => Effect.Effect<QueryResult, FalkorError>
   /** `GRAPH.RO_QUERY`: read-only Cypher only (may be retried by the retry policy). */
-  readonly readOnlyQuery: <P extends Cypher.ParametersOf<P>>(
-    query: string | Cypher.Query,
-    parameters?: P,
-    options?: QueryOptions
-  ) => Effect.Effect<QueryResult, FalkorError>
+  readonly readOnlyQuery: Graph["roQuery"]
   /** Rows of a `GRAPH.QUERY`, decoded one chunk at a time. */
   readonly stream: <P extends Cypher.ParametersOf<P>>(
     query: string | Cypher.Query,
@@ -224,11 +220,7 @@ export interface Graph {
     options?: QueryOptions
   ) => Stream.Stream<Row, FalkorError>
   /** Rows of a `GRAPH.RO_QUERY`, decoded one chunk at a time. */
-  readonly readOnlyStream: <P extends Cypher.ParametersOf<P>>(
-    query: string | Cypher.Query,
-    parameters?: P,
-    options?: QueryOptions
-  ) => Stream.Stream<Row, FalkorError>
+  readonly readOnlyStream: Graph["roStream"]
   /**
    * Rows of a `GRAPH.QUERY` decoded with `schema` from `row.toObject()`, as a stream; a row
    * that does not match fails with reason `RowDecode`, naming the row and the column.
@@ -240,34 +232,19 @@ export interface Graph {
     options?: QueryOptions
   ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
   /** `readOnlyStream` decoded with `schema` (as `streamAs`). */
-  readonly readOnlyStreamAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
-    schema: S,
-    query: string | Cypher.Query,
-    parameters?: P,
-    options?: QueryOptions
-  ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
+  readonly readOnlyStreamAs: Graph["streamAs"]
   /**
    * The same as `streamAs`.
    *
    * @deprecated Use `streamAs` (the name says it streams); `queryAs` goes in the next release.
    */
-  readonly queryAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
-    schema: S,
-    query: string | Cypher.Query,
-    parameters?: P,
-    options?: QueryOptions
-  ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
+  readonly queryAs: Graph["streamAs"]
   /**
    * The same as `readOnlyStreamAs`.
    *
    * @deprecated Use `readOnlyStreamAs`; `roQueryAs` goes in the next release.
    */
-  readonly roQueryAs: <S extends Schema.Decoder<unknown>, P extends Cypher.ParametersOf<P>>(
-    schema: S,
-    query: string | Cypher.Query,
-    parameters?: P,
-    options?: QueryOptions
-  ) => Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]>
+  readonly roQueryAs: Graph["streamAs"]
   /**
    * A read-only query (`GRAPH.RO_QUERY`) with every row decoded with `schema` by column alias
    * (an empty result is an empty array); a row that does not match fails with `RowDecode`,
