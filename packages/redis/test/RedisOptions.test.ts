@@ -179,7 +179,11 @@ describe("RedisOptions", () => {
           "url",
           '"not a url" has no scheme; write it as redis://host:port/db (rediss:// for TLS, unix:///path for a socket)'
         ],
-        [{ url: "redis://bad host" }, "url", '"redis://bad host" is not a URL; expected e.g. redis://127.0.0.1:6379/0 (a password holding / : @ or % must be percent-encoded)'],
+        [
+          { url: "redis://bad host" },
+          "url",
+          '"redis://bad host" is not a URL; expected e.g. redis://127.0.0.1:6379/0 (a password holding / : @ or % must be percent-encoded)'
+        ],
         [
           { url: "http://h:1" },
           "url",
