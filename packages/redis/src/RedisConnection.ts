@@ -333,9 +333,11 @@ export class RedisConnection extends Context.Service<
     /**
      * The options this client was built from (address, credentials with the password
      * `Redacted`, database, TLS, sentinel …), for dedicated connections to the same server:
-     * `RedisPubSub.layer()` without options uses them. Absent for mocks and hand-made services.
+     * `RedisPubSub.layer()` without options uses them. A function, so that serialising the
+     * service (a log, a span, JSON) never shows a URL's credentials. Absent for mocks and
+     * hand-made services.
      */
-    readonly connectOptions?: LayerOptions | undefined
+    readonly connectOptions?: (() => LayerOptions) | undefined
   }
 >()("@effect-falkordb/redis/RedisConnection") {}
 
@@ -571,7 +573,7 @@ export const makeFromOptions = Effect.fn("RedisConnection.makeFromOptions")(func
   // Kept for dedicated connections to the same server (RedisPubSub.layer()); the password redacted.
   const connectOptions: LayerOptions =
     typeof checked.password === "string" ? { ...checked, password: Redacted.make(checked.password) } : checked
-  return makeService({ ...service, connectOptions })
+  return makeService({ ...service, connectOptions: () => connectOptions })
 })
 
 /** The client of a checked strategy and options: a cluster, a replicated client or one server. */

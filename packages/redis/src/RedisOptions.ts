@@ -457,9 +457,11 @@ const urlPartProblem = (url: string): string | undefined => {
   if (!SCHEMES.includes(scheme.toLowerCase())) {
     return `unsupported scheme "${scheme}:" in "${shown}"; use redis://, rediss://, falkor://, falkors://, unix:// or redis+unix://`
   }
-  // The authority: [user[:password]@]host[:port], host possibly a bracketed IPv6 address.
-  const authority = /^[^:]+:\/\/([^/?#]*)/.exec(url)?.[1] ?? ""
-  const hostPort = authority.slice(authority.lastIndexOf("@") + 1)
+  // host[:port] (possibly a bracketed IPv6 address) after the last "@": a raw password may hold
+  // "/" or ":", and no part of it may reach the message.
+  const start = url.indexOf("//") + 2
+  const at = url.lastIndexOf("@")
+  const hostPort = /^[^/?#]*/.exec(url.slice(at >= start ? at + 1 : start))?.[0] ?? ""
   const port = /^(?:\[[^\]]*\]|[^:]*)(?::(.*))?$/.exec(hostPort)?.[1]
   if (port === undefined || port === "") return undefined
   if (!/^\d+$/.test(port)) return `port "${port}" in "${shown}" is not a number`

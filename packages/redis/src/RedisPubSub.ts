@@ -163,7 +163,7 @@ export interface Options extends RedisOptions.RedisOptions {
 
 /** The server options of the connection in context, for a subscriber next to it. */
 const serverOf = (connection: RedisConnection["Service"]): Effect.Effect<Options, RedisError> => {
-  const built = connection.connectOptions
+  const built = connection.connectOptions?.()
   if (built === undefined) {
     return Effect.fail(
       configError(

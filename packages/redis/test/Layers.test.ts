@@ -41,7 +41,7 @@ describe("layers", { timeout: 60_000 }, () => {
         }
         // The connection keeps its options with the password redacted.
         const options = yield* RedisConnection.RedisConnection.use((redis) =>
-          Effect.succeed(redis.connectOptions)
+          Effect.succeed(redis.connectOptions?.())
         ).pipe(Effect.provide(RedisConnection.layer({ host: "127.0.0.1", port: server.port, password: "s3cret" })))
         assert.isTrue(Redacted.isRedacted(options?.password))
       })
