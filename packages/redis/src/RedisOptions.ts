@@ -256,6 +256,12 @@ export interface ResolvedOptions {
   readonly hooks?: ConnectionHooks | undefined
   /** Set by the Cluster layer on replica read clients: `READONLY` in the handshake. */
   readonly replicaReads?: boolean | undefined
+  /**
+   * Set on a caller's own connection (`withExclusive`): new credentials of a `credentials`
+   * Stream are not sent on it (an `AUTH` inside its `MULTI` would be queued into the
+   * transaction, or refused while it is subscribed); its next connect uses them.
+   */
+  readonly exclusive?: boolean | undefined
   /** The `metrics` option. */
   readonly metrics: boolean
   /** Set by the client when `metrics` is on: the series its engines update. */

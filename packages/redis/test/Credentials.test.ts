@@ -148,6 +148,34 @@ describe("credentials", { timeout: 60_000 }, () => {
     )
   }
 
+  it.live(
+    "a Stream's new secret is not sent into a caller's own connection (an AUTH inside MULTI would join the transaction)",
+    () =>
+      Effect.gen(function* () {
+        const { admin, server } = yield* serverWithAdmin
+        const secrets = yield* Queue.unbounded<Credentials>()
+        yield* Queue.offer(secrets, app("secret-one"))
+        const redis = yield* RedisConnection.makeSingle({ url: server.url, credentials: Stream.fromQueue(secrets) })
+        yield* redis.execute(["PING"])
+        const exec = yield* redis.withExclusive((connection) =>
+          Effect.gen(function* () {
+            yield* connection.execute(["MULTI"])
+            yield* connection.execute(["SET", "in-tx", "1"])
+            const before = yield* authStats(admin)
+            yield* admin.execute(["ACL", "SETUSER", "app", ">secret-two"])
+            yield* Queue.offer(secrets, app("secret-two"))
+            // The shared connection re-authenticates; the exclusive one, inside MULTI, does not.
+            yield* until(
+              Effect.map(authStats(admin), (stats) => stats.calls > before.calls),
+              "the shared connection sent AUTH"
+            )
+            return yield* connection.execute(["EXEC"])
+          })
+        )
+        assert.deepStrictEqual(exec, ["OK"])
+      })
+  )
+
   it.live("Pub/Sub and the client cache take their credentials from the option, on connect and reconnect", () =>
     Effect.gen(function* () {
       const { admin, server } = yield* serverWithAdmin

@@ -915,7 +915,9 @@ export const makeEngine = (options: ResolvedOptions): Effect.Effect<Engine, Redi
   Effect.gen(function* () {
     const engine = new Engine(options)
     // Before the first connect: a credentials Stream starts with its first connection.
-    if (options.credentials !== undefined) yield* options.credentials.attach(engine)
+    if (options.credentials !== undefined) {
+      yield* options.credentials.attach(options.exclusive === true ? { reauthenticate: () => Effect.void } : engine)
+    }
     // Installed before any fiber runs, so a close that comes at once still finds (and closes) it.
     engine.install(yield* engine.connect)
     if (options.locator !== undefined) {

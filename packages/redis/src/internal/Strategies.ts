@@ -362,6 +362,7 @@ const onExclusiveEngine =
           ...resolved,
           stallTimeout: Number.POSITIVE_INFINITY,
           hooks: undefined,
+          exclusive: true,
           instruments: resolved.instruments?.exclusive
         }),
         use
