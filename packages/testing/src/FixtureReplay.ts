@@ -156,14 +156,34 @@ export const load = Effect.fn("FixtureReplay.load")(function* (path: string) {
 })
 
 /**
- * Loads `<fixturesDir>/<version>/<scenario>.json`, e.g. `loadScenario("falkordb-4.4.0", "nodes")`.
+ * The folder of one version's recordings that this repository keeps itself
+ * (`fixtures/<version>` in the workspace root, e.g. `fixtures/falkordb-4.16.3`, recorded from
+ * the server the tests run on), or `undefined` when it has none.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const repositoryVersionDir = (version: string, from?: string): string | undefined => {
+  for (let dir = Path.resolve(from ?? Path.dirname(Url.fileURLToPath(import.meta.url))); ; dir = Path.dirname(dir)) {
+    if (Fs.existsSync(Path.join(dir, "pnpm-workspace.yaml"))) {
+      const candidate = Path.join(dir, "fixtures", version)
+      return Fs.existsSync(candidate) ? candidate : undefined
+    }
+    if (Path.dirname(dir) === dir) return undefined
+  }
+}
+
+/**
+ * Loads `<version folder>/<scenario>.json`, e.g. `loadScenario("falkordb-4.4.0", "nodes")`:
+ * from the repository's own `fixtures/<version>` when it has that version, otherwise from
+ * `<fixturesDir>/<version>`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const loadScenario = Effect.fn("FixtureReplay.loadScenario")(function* (version: string, scenario: string) {
-  const dir = yield* fixturesDir()
-  return yield* load(Path.join(dir, version, `${scenario}.json`))
+  const dir = repositoryVersionDir(version) ?? Path.join(yield* fixturesDir(), version)
+  return yield* load(Path.join(dir, `${scenario}.json`))
 })
 
 /**

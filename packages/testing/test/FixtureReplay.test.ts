@@ -28,6 +28,17 @@ describe("FixtureReplay", () => {
     })
   )
 
+  it.effect("the 4.16 set recorded by this repository is read from its own fixtures folder", () =>
+    Effect.gen(function* () {
+      const own = FixtureReplay.repositoryVersionDir("falkordb-4.16.3")
+      assert.isDefined(own)
+      assert.strictEqual(Path.basename(Path.dirname(own!)), "fixtures")
+      assert.isUndefined(FixtureReplay.repositoryVersionDir("falkordb-4.4.0"))
+      const fixture = yield* FixtureReplay.loadScenario("falkordb-4.16.3", "nodes")
+      assert.include(fixture.server, "v4.16.3")
+    })
+  )
+
   it.effect("a file that is not in the corpus format is a typed error", () =>
     Effect.gen(function* () {
       const tmp = Fs.mkdtempSync(Path.join(Os.tmpdir(), "fixtures-"))
@@ -47,6 +58,7 @@ describe("FixtureReplay", () => {
   for (const [version, scenario] of [
     ["falkordb-4.4.0", "values-all-types"],
     ["falkordb-4.18.11", "resp3"],
+    ["falkordb-4.16.3", "resp3"],
     ["falkordb-4.18.11", "schema-growth"]
   ] as const) {
     it.effect(`${version}/${scenario}: every request, replayed in recorded order, gets its recorded bytes`, () =>
