@@ -119,6 +119,8 @@ const encodeName = (name: string, path: string): string => {
   if (name.length === 0 || name.includes("`") || name.includes("\u0000")) {
     return fail(path, "UnsafeName", `cannot encode the name ${JSON.stringify(name)}`)
   }
+  // Sent as UTF-8, a lone surrogate would become U+FFFD: the server would see another key.
+  if (loneSurrogate.test(name)) return fail(path, "LoneSurrogate", `the name at ${path} has a lone surrogate`)
   // Backticks always for parameter names: a bare name starting with "cypher" is mangled by the C server.
   return `\`${name}\``
 }
@@ -140,7 +142,8 @@ const encodeValue = (value: ParameterValue, path: string, ancestors: Set<object>
       return value.toString()
     case "number": {
       if (!Number.isFinite(value)) return fail(path, "NonFinite", `${value} at ${path} has no Cypher literal`)
-      if (Number.isSafeInteger(value)) return Object.is(value, -0) ? "0" : String(value)
+      // -0 is a double: as "-0.0" the server keeps its sign (`RETURN $p` gives -0 back); "0" or "-0" would be integer 0.
+      if (Number.isSafeInteger(value)) return Object.is(value, -0) ? "-0.0" : String(value)
       // The C server parses with strtod and fails on ERANGE, so subnormals are refused ("Float overflow").
       if (value !== 0 && Math.abs(value) < DBL_MIN) {
         return fail(path, "Subnormal", `${value} at ${path} is subnormal; the server refuses it`)
