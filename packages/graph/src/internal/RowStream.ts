@@ -12,11 +12,19 @@
  * decoded; the stream reads on only when the rows received so far are handed out. A row
  * that names a label, type or property id the schema cache does not know starts one shared
  * refresh (`GraphSchema.ensure`) on a fiber of its own, and that row and every later one
- * wait, undecoded and in order, until it returns. Reading goes on meanwhile: on a shared
- * connection the refresh is queued behind this very reply, so it can only return after the
- * reply has been read; waiting for it before reading on would deadlock. Those rows are then
- * decoded at the end (or as soon as the refresh returns): only a stream that meets an
- * unknown id holds its remaining rows.
+ * wait, undecoded and in order, until it returns. Meanwhile the stream stops taking parts
+ * (`pauseWhileRefreshing`), so the rows held stay bounded on a cold schema as on a warm one:
+ * - the refresh travels on another connection (several engines, a pool of two or more; on a
+ *   client with one shared socket, a connection of its own: `ensure(…, aside)`), and the
+ *   streamed reply's connection stops reading once `highWaterMark` bytes wait (the engine's
+ *   backpressure), resuming when the refresh has returned;
+ * - should the refresh still queue behind this very reply (every engine busy, or a shared
+ *   refresh another caller started), the engine never pauses a reply others wait behind:
+ *   it reads on into the stream's buffer, bounded by `maxBuffered` (past it: a typed
+ *   `StreamOverflow`), until the refresh's reply arrives behind it. Nothing deadlocks.
+ * A pool of one connection cannot send the refresh before the stream gives its connection
+ * back, so there (`pauseWhileRefreshing: false`) the stream reads on and decodes the held
+ * rows once the reply has ended and the refresh returned.
  *
  * @internal
  */
@@ -147,7 +155,7 @@ class Decoder {
   private startRefresh(miss: SchemaMiss, missSeq: number): void {
     const done = Deferred.makeUnsafe<void, FalkorError>()
     this.refresh = done
-    this.toStart = Effect.exit(this.schema.ensure(miss.kind, miss.id, missSeq)).pipe(
+    this.toStart = Effect.exit(this.schema.ensure(miss.kind, miss.id, missSeq, true)).pipe(
       Effect.flatMap((exit) => Deferred.done(done, exit))
     )
   }
@@ -200,7 +208,8 @@ export const rows = (
   schema: GraphSchema,
   command: string,
   chunkSize: number,
-  onEnd?: (stats: RowStreamStats) => Effect.Effect<void>
+  onEnd?: (stats: RowStreamStats) => Effect.Effect<void>,
+  pauseWhileRefreshing = true
 ): Stream.Stream<Row, FalkorError> =>
   Stream.transformPull(parts, (upstream, scope) =>
     Effect.sync(() => {
@@ -222,7 +231,7 @@ export const rows = (
           return Effect.andThen(Effect.forkIn(start, scope), step)
         }
         const refresh = decoder.refresh
-        if (refresh !== undefined && Deferred.isDoneUnsafe(refresh)) {
+        if (refresh !== undefined && (pauseWhileRefreshing || Deferred.isDoneUnsafe(refresh))) {
           return Effect.flatMap(Effect.exit(Deferred.await(refresh)), settle)
         }
         let ready: Array<Row>

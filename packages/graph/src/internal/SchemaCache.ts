@@ -19,6 +19,9 @@
  *   `version` check on (see `Graph`), a mismatch re-reads the cached kinds in full, and
  *   names that disagree with the cache mark the graph as replaced and drop the cache, before
  *   any reply of the new graph is decoded;
+ * - a refresh a stream waits for (`aside`) must not queue behind that stream's own reply:
+ *   on a client with one shared socket it travels on a connection of its own
+ *   (`withExclusive`), so the stream can stop reading meanwhile (see `RowStream`);
  * - refreshes belong to every decoder waiting on them, so they run on fibers of their own,
  *   forked into the client's scope: an interrupted initiator cancels nothing for the others,
  *   and nothing outlives the client.
@@ -33,8 +36,24 @@ import type * as Scope from "effect/Scope"
 import { decodeError, FalkorError, fromRedis, UnknownSchemaId } from "../FalkorError.ts"
 import { type Names, parseNameList, type SchemaKind } from "./CompactReply.ts"
 
-/** Fetches names of `kind` with ids from `skip` on. */
-export type Fetch = (kind: SchemaKind, skip: number) => Effect.Effect<ReadonlyArray<string>, FalkorError>
+/**
+ * Fetches names of `kind` with ids from `skip` on; `aside`: not behind a reply the caller is
+ * still reading (a stream waits for it).
+ */
+export type Fetch = (
+  kind: SchemaKind,
+  skip: number,
+  aside?: boolean
+) => Effect.Effect<ReadonlyArray<string>, FalkorError>
+
+/**
+ * One socket shared by every command: a refresh sent on it would queue behind a streamed
+ * reply. Not a cluster client: its `withExclusive` lends a connection to any node, not the
+ * graph's (there the engine's `maxBuffered` bounds the wait, see `RowStream`).
+ */
+const oneSharedSocket = (info: RedisConnection["Service"]["info"]): boolean =>
+  (info.strategy === "single" || (info.strategy === "multiplexed" && info.connections === 1)) &&
+  !info.target.startsWith("cluster:")
 
 const kinds: ReadonlyArray<SchemaKind> = ["labels", "relationshipTypes", "propertyKeys"]
 
@@ -57,21 +76,26 @@ export const procedureText = (kind: SchemaKind, skip: number): string => {
 /** The fetcher of `graph` over `connection`: a read-only procedure call, verbose, no client limit. */
 export const fetcher =
   (connection: RedisConnection["Service"], graph: string): Fetch =>
-  (kind, skip) =>
-    connection
-      .execute(["GRAPH.RO_QUERY", graph, procedureText(kind, skip)], { readOnly: true, timeout: "Infinity" })
-      .pipe(
-        Effect.mapError((error) => fromRedis(error, { graph, command: "GRAPH.RO_QUERY" })),
-        Effect.flatMap((reply) =>
-          Effect.try({
-            try: () => parseNameList(reply, graph, "GRAPH.RO_QUERY"),
-            catch: (e) =>
-              e instanceof FalkorError
-                ? e
-                : decodeError(`schema names: ${String(e)}`, { graph, command: "GRAPH.RO_QUERY", cause: e })
-          })
-        )
+  (kind, skip, aside) => {
+    const command = ["GRAPH.RO_QUERY", graph, procedureText(kind, skip)]
+    const options = { readOnly: true, timeout: "Infinity" } as const
+    const sent =
+      aside === true && oneSharedSocket(connection.info)
+        ? connection.withExclusive((exclusive) => exclusive.execute(command, options))
+        : connection.execute(command, options)
+    return sent.pipe(
+      Effect.mapError((error) => fromRedis(error, { graph, command: "GRAPH.RO_QUERY" })),
+      Effect.flatMap((reply) =>
+        Effect.try({
+          try: () => parseNameList(reply, graph, "GRAPH.RO_QUERY"),
+          catch: (e) =>
+            e instanceof FalkorError
+              ? e
+              : decodeError(`schema names: ${String(e)}`, { graph, command: "GRAPH.RO_QUERY", cause: e })
+        })
       )
+    )
+  }
 
 /** Runs `work` on a fiber in `scope` and settles `done` with its outcome, interruption included. */
 const share = <A>(
@@ -160,16 +184,16 @@ export class GraphSchema {
    * Makes sure `id` of `kind` is known, refreshing at most once after `missSeq`. Fails with
    * `UnknownSchemaId` when the server does not know it either.
    */
-  ensure(kind: SchemaKind, id: number, missSeq: number): Effect.Effect<void, FalkorError> {
+  ensure(kind: SchemaKind, id: number, missSeq: number, aside = false): Effect.Effect<void, FalkorError> {
     return Effect.suspend(() => {
       if (this.names[kind][id] !== undefined) return Effect.void
       const current = this.inflight[kind]
-      if (current === undefined) return Effect.flatMap(this.refresh(kind), () => this.checkKnown(kind, id))
+      if (current === undefined) return Effect.flatMap(this.refresh(kind, aside), () => this.checkKnown(kind, id))
       // A refresh that started after the miss must contain the id; an older one may not.
       const wait = Deferred.await(current.done)
       return current.seq > missSeq
         ? Effect.flatMap(wait, () => this.checkKnown(kind, id))
-        : Effect.flatMap(wait, () => this.ensure(kind, id, missSeq))
+        : Effect.flatMap(wait, () => this.ensure(kind, id, missSeq, aside))
     })
   }
 
@@ -180,14 +204,14 @@ export class GraphSchema {
   }
 
   /** Fetches the names of `kind` beyond those known, shared by every decoder that waits for it. */
-  private refresh(kind: SchemaKind): Effect.Effect<void, FalkorError> {
+  private refresh(kind: SchemaKind, aside = false): Effect.Effect<void, FalkorError> {
     return Effect.suspend(() => {
       const flight = { seq: ++this.seq, done: Deferred.makeUnsafe<void, FalkorError>() }
       this.inflight[kind] = flight
       const generation = this.generation
       const skip = this.names[kind].length
       this.refreshes[kind]++
-      const work = Effect.map(this.fetch(kind, skip), (names) => {
+      const work = Effect.map(this.fetch(kind, skip, aside), (names) => {
         // A clear while this was on the wire makes its result stale.
         if (this.generation !== generation) return
         if (skip === 0) this.replaceAll(kind, names)
