@@ -6,10 +6,12 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Cypher from "../src/Cypher.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
+import type { FalkorError } from "../src/FalkorError.ts"
 import { loadScenarios } from "./fixtures.ts"
 import { replay } from "./helpers.ts"
 
-const scenario = loadScenarios("falkordb-4.16.3").find((s) => s.scenario === "live-parameters")!
+const scenarioOf = (name: string) => loadScenarios("falkordb-4.16.3").find((s) => s.scenario === name)!
+const scenario = scenarioOf("live-parameters")
 
 /** Runs `RETURN $p AS p` with `p` on a client answered only by the recorded compact pass. */
 const echo = (p: Cypher.ParameterValue) => {
@@ -63,4 +65,25 @@ describe("divergences found on the live server, on recorded bytes", () => {
       assert.strictEqual(name.reason, "LoneSurrogate")
     })
   )
+
+  it.effect("GRAPH.CONFIG refusals are InvalidArgument with the server's line (they were Runtime)", () => {
+    const conn = replay(scenarioOf("admin-config"))
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      const refusals = [
+        [db.configGet("NO_SUCH_CONFIG"), "Unknown configuration field"],
+        [db.configSet("THREAD_COUNT", 4), "This configuration parameter cannot be set at run-time"],
+        [db.configSet("NO_SUCH_CONFIG", 1), "Unknown configuration field"],
+        [db.configSet("TIMEOUT_DEFAULT", "abc"), "Failed to set config value TIMEOUT_DEFAULT to abc"],
+        [
+          db.configSet("TIMEOUT_DEFAULT", 30),
+          "TIMEOUT_DEFAULT configuration parameter cannot be set to a value higher than TIMEOUT_MAX"
+        ]
+      ] as const
+      for (const [call, line] of refusals) {
+        const error = yield* Effect.flip(call as Effect.Effect<unknown, FalkorError>)
+        assert.deepInclude(error.reason, { _tag: "InvalidArgument", serverMessage: line })
+      }
+    }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+  })
 })
