@@ -9,29 +9,21 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import * as ChildProcess from "node:child_process"
+import { redisCli } from "../../redis/test/fixtures/RedisCli.ts"
+import { until } from "../../redis/test/fixtures/Until.ts"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import type { FalkorError } from "../src/FalkorError.ts"
 import type { Node } from "../src/Value.ts"
 
 const text = (reply: Reply): string => replyToString(reply) ?? String(reply)
 
-/** Polls `check` every 50 ms until it holds, at most `attempts` times. */
-const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, attempts = 400) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < attempts; i++) {
-      if (yield* Effect.orElseSucceed(check, () => false)) return
-      yield* Effect.sleep(50)
-    }
-    assert.fail(`timed out waiting for ${what}`)
-  })
-
-const redisCli = (args: ReadonlyArray<string>) =>
-  Effect.callback<string, Error>((resume) => {
-    ChildProcess.execFile("redis-cli", args, { timeout: 30_000 }, (error, stdout, stderr) =>
-      resume(error ? Effect.fail(new Error(`${error.message}\n${stdout}\n${stderr}`)) : Effect.succeed(String(stdout)))
-    )
-  })
+/** Polls `check` (a failed check counts as not yet) every 10 ms, at most `attempts` times. */
+const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, attempts = 2000) =>
+  until(
+    Effect.orElseSucceed(check, () => false),
+    what,
+    attempts
+  )
 
 describe("live topologies with the module in every node", { timeout: 120_000 }, () => {
   it.live("layerCluster: graphs on each of three primaries, queried, streamed, copied and deleted", () =>

@@ -10,7 +10,6 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
-import * as ChildProcess from "node:child_process"
 import * as CommandKeys from "../src/CommandKeys.ts"
 import * as RedisConnection from "../src/RedisConnection.ts"
 import { hashSlot } from "../src/internal/HashSlot.ts"
@@ -19,6 +18,7 @@ import { recent } from "../src/internal/ReplyStream.ts"
 import type { RedisError } from "../src/RedisError.ts"
 import * as FakeServer from "./fixtures/FakeServer.ts"
 import * as Ledger from "./fixtures/Ledger.ts"
+import { redisCli } from "./fixtures/RedisCli.ts"
 import { until } from "./fixtures/Until.ts"
 
 const text = (reply: Reply): string => replyToString(reply) ?? String(reply)
@@ -30,13 +30,6 @@ const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>, att
       yield* Effect.sleep(50)
     }
     assert.fail(`timed out waiting for ${what}`)
-  })
-
-const redisCli = (args: ReadonlyArray<string>) =>
-  Effect.callback<string, Error>((resume) => {
-    ChildProcess.execFile("redis-cli", args, { timeout: 30_000 }, (error, stdout, stderr) =>
-      resume(error ? Effect.fail(new Error(`${error.message}\n${stdout}\n${stderr}`)) : Effect.succeed(String(stdout)))
-    )
   })
 
 const failureOf = (exit: Exit.Exit<unknown, RedisError>): RedisError => {
