@@ -87,13 +87,19 @@ describe.skipIf(!url)("live roStream memory (FALKORDB_URL)", () => {
           assert.deepStrictEqual(cold.refreshes, { labels: 1, relationshipTypes: 0, propertyKeys: 1 })
           check("warm, 4 engines", yield* streamAll(db))
         }).pipe(Effect.provide(client({ connections: 4 })))
-        // One shared socket: the refresh goes on a connection of its own, not behind the reply.
-        yield* Effect.gen(function* () {
-          const db = yield* FalkorDB.FalkorDB
-          const cold = yield* streamAll(db)
-          check("cold, single connection", cold)
-          assert.deepStrictEqual(cold.refreshes, { labels: 1, relationshipTypes: 0, propertyKeys: 1 })
-        }).pipe(Effect.provide(client({ strategy: "single" })))
+        // One shared socket, or a pool of one the stream holds: the refresh goes on a connection
+        // of its own, not behind the reply.
+        for (const [label, options] of [
+          ["cold, single connection", { strategy: "single" }],
+          ["cold, pool of one", { strategy: "pooled", size: 1 }]
+        ] as const) {
+          yield* Effect.gen(function* () {
+            const db = yield* FalkorDB.FalkorDB
+            const cold = yield* streamAll(db)
+            check(label, cold)
+            assert.deepStrictEqual(cold.refreshes, { labels: 1, relationshipTypes: 0, propertyKeys: 1 })
+          }).pipe(Effect.provide(client(options)))
+        }
         yield* Effect.gen(function* () {
           const db = yield* FalkorDB.FalkorDB
           yield* db.graph(graphName).delete()

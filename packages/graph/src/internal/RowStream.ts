@@ -13,18 +13,16 @@
  * that names a label, type or property id the schema cache does not know starts one shared
  * refresh (`GraphSchema.ensure`) on a fiber of its own, and that row and every later one
  * wait, undecoded and in order, until it returns. Meanwhile the stream stops taking parts
- * (`pauseWhileRefreshing`), so the rows held stay bounded on a cold schema as on a warm one:
+ * so the rows held stay bounded on a cold schema as on a warm one:
  * - the refresh travels on another connection (several engines, a pool of two or more; on a
- *   client with one shared socket, a connection of its own: `ensure(…, aside)`), and the
+ *   client with one shared socket or a pool of one, a connection of its own:
+ *   `ensure(…, aside)`), and the
  *   streamed reply's connection stops reading once `highWaterMark` bytes wait (the engine's
  *   backpressure), resuming when the refresh has returned;
  * - should the refresh still queue behind this very reply (every engine busy, or a shared
  *   refresh another caller started), the engine never pauses a reply others wait behind:
  *   it reads on into the stream's buffer, bounded by `maxBuffered` (past it: a typed
  *   `StreamOverflow`), until the refresh's reply arrives behind it. Nothing deadlocks.
- * A pool of one connection cannot send the refresh before the stream gives its connection
- * back, so there (`pauseWhileRefreshing: false`) the stream reads on and decodes the held
- * rows once the reply has ended and the refresh returned.
  *
  * @internal
  */
@@ -208,8 +206,7 @@ export const rows = (
   schema: GraphSchema,
   command: string,
   chunkSize: number,
-  onEnd?: (stats: RowStreamStats) => Effect.Effect<void>,
-  pauseWhileRefreshing = true
+  onEnd?: (stats: RowStreamStats) => Effect.Effect<void>
 ): Stream.Stream<Row, FalkorError> =>
   Stream.transformPull(parts, (upstream, scope) =>
     Effect.sync(() => {
@@ -231,7 +228,8 @@ export const rows = (
           return Effect.andThen(Effect.forkIn(start, scope), step)
         }
         const refresh = decoder.refresh
-        if (refresh !== undefined && (pauseWhileRefreshing || Deferred.isDoneUnsafe(refresh))) {
+        if (refresh !== undefined) {
+          // Reading waits for the refresh (the module header says why nothing deadlocks).
           return Effect.flatMap(Effect.exit(Deferred.await(refresh)), settle)
         }
         let ready: Array<Row>
@@ -243,8 +241,6 @@ export const rows = (
         if (ready.length > 0) return Effect.succeed(ready as unknown as Arr.NonEmptyReadonlyArray<Row>)
         if (decoder.toStart !== undefined) return step
         if (upstreamDone) {
-          // The reply is read: nothing else can happen, so now the refresh is awaited.
-          if (refresh !== undefined) return Effect.flatMap(Effect.exit(Deferred.await(refresh)), settle)
           const end = onEnd === undefined ? Effect.void : onEnd(decoder.stats)
           return Effect.andThen(end, Cause.done())
         }

@@ -20,7 +20,7 @@
  *   names that disagree with the cache mark the graph as replaced and drop the cache, before
  *   any reply of the new graph is decoded;
  * - a refresh a stream waits for (`aside`) must not queue behind that stream's own reply:
- *   on a client with one shared socket it travels on a connection of its own
+ *   on a client with one shared socket or a pool of one it travels on a connection of its own
  *   (`withExclusive`), so the stream can stop reading meanwhile (see `RowStream`);
  * - refreshes belong to every decoder waiting on them, so they run on fibers of their own,
  *   forked into the client's scope: an interrupted initiator cancels nothing for the others,
@@ -47,12 +47,14 @@ export type Fetch = (
 ) => Effect.Effect<ReadonlyArray<string>, FalkorError>
 
 /**
- * One socket shared by every command: a refresh sent on it would queue behind a streamed
- * reply. Not a cluster client: its `withExclusive` lends a connection to any node, not the
- * graph's (there the engine's `maxBuffered` bounds the wait, see `RowStream`).
+ * No second connection for a refresh while a stream reads: one shared socket (the refresh
+ * would queue behind the streamed reply) or a pool of one (the stream holds it). Not a
+ * cluster client: its `withExclusive` lends a connection to any node, not the graph's (there
+ * the engine's `maxBuffered` bounds the wait, see `RowStream`).
  */
-const oneSharedSocket = (info: RedisConnection["Service"]["info"]): boolean =>
-  (info.strategy === "single" || (info.strategy === "multiplexed" && info.connections === 1)) &&
+const noSecondConnection = (info: RedisConnection["Service"]["info"]): boolean =>
+  (info.strategy === "single" || info.strategy === "multiplexed" || info.strategy === "pooled") &&
+  info.connections < 2 &&
   !info.target.startsWith("cluster:")
 
 const kinds: ReadonlyArray<SchemaKind> = ["labels", "relationshipTypes", "propertyKeys"]
@@ -80,7 +82,7 @@ export const fetcher =
     const command = ["GRAPH.RO_QUERY", graph, procedureText(kind, skip)]
     const options = { readOnly: true, timeout: "Infinity" } as const
     const sent =
-      aside === true && oneSharedSocket(connection.info)
+      aside === true && noSecondConnection(connection.info)
         ? connection.withExclusive((exclusive) => exclusive.execute(command, options))
         : connection.execute(command, options)
     return sent.pipe(
