@@ -15,7 +15,6 @@
  *
  * @since 0.1.0
  */
-import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import { nodeProperties } from "@effect-falkordb/graph/Value"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
@@ -27,6 +26,7 @@ import * as Stream from "effect/Stream"
 import { FalkorDB as FalkorTs } from "falkordb"
 import * as ChildProcess from "node:child_process"
 import * as Harness from "./harness.ts"
+import * as RealFalkorDB from "./realFalkorDB.ts"
 
 const GRAPH = "bench-large"
 const QUERY = "MATCH (n:Item) RETURN n"
@@ -111,10 +111,7 @@ export const run = (options: { readonly nodes?: number; readonly runs?: number }
     Effect.gen(function* () {
       const nodes = options.nodes ?? 200_000
       const runs = options.runs ?? 3
-      const found = yield* Embedded.make({ requireModule: true }).pipe(
-        Effect.map((server) => ({ server })),
-        Effect.catchReason("EmbeddedError", "ModuleNotFound", (reason) => Effect.succeed({ skipped: reason.message }))
-      )
+      const found = yield* RealFalkorDB.start()
       if ("skipped" in found) return `### A large result from a real FalkorDB\n\nSkipped: ${found.skipped}.`
       const { server } = found
       const admin = yield* RedisConnection.makeSingle({ url: server.url })

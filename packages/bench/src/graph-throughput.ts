@@ -14,13 +14,13 @@
  *
  * @since 0.1.0
  */
-import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as FalkorDBClient from "@effect-falkordb/graph/FalkorDB"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { FalkorDB as FalkorTs } from "falkordb"
 import * as Harness from "./harness.ts"
+import * as RealFalkorDB from "./realFalkorDB.ts"
 import * as Simulation from "./graph-simulation.ts"
 
 /**
@@ -272,15 +272,7 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
     out.push(
       yield* Effect.scoped(
         Effect.gen(function* () {
-          const found = yield* Embedded.make({
-            requireModule: true,
-            ...(options.module === undefined ? {} : { module: options.module })
-          }).pipe(
-            Effect.map((server) => ({ server })),
-            Effect.catchReason("EmbeddedError", "ModuleNotFound", (reason) =>
-              Effect.succeed({ skipped: `${reason.message} (${reason.hint})` })
-            )
-          )
+          const found = yield* RealFalkorDB.start(options.module)
           if ("skipped" in found) return `### Graph throughput: real FalkorDB\n\nSkipped: ${found.skipped}.`
           const { server } = found
           const setup = yield* RedisConnection.makeSingle({ url: server.url })
