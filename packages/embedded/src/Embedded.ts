@@ -384,7 +384,8 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
     Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-falkordb-"))),
     (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
   )
-  const port = options.port && options.port > 0 ? options.port : yield* freePort
+  const portGiven = options.port !== undefined && options.port > 0
+  let port = portGiven ? options.port! : yield* freePort
   const unixSocket = options.unixSocket ? Path.join(dir, "redis.sock") : undefined
   const configFile = options.config === undefined ? undefined : Path.join(dir, "redis.conf")
   if (configFile !== undefined) Fs.writeFileSync(configFile, options.config!)
@@ -418,10 +419,13 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
   if (unixSocket) args.push("--unixsocket", unixSocket, "--unixsocketperm", "700")
   if (module !== undefined) args.push("--loadmodule", module.path)
   if (options.password) args.push("--requirepass", Redacted.value(options.password))
-  if (options.cluster === true) {
+  const pickBusPort = Effect.gen(function* () {
     let busPort = yield* freePort
     while (busPort === port) busPort = yield* freePort
-    args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", String(busPort))
+    return busPort
+  })
+  if (options.cluster === true) {
+    args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", String(yield* pickBusPort))
   }
   args.push(...(options.args ?? []))
 
@@ -481,8 +485,26 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
     }
   })
 
+  // A port picked here is free when picked, but another process may bind it before the server
+  // does: the server then exits with "Address already in use", and a fresh port is tried (a
+  // port the caller chose, and a restart, keep theirs).
+  const firstStart = Effect.gen(function* () {
+    for (let attempt = 1; ; attempt++) {
+      const started = yield* Effect.result(start)
+      if (started._tag === "Success") return
+      const error = started.failure
+      const taken =
+        error.reason._tag === "StartFailed" && error.reason.serverLog.includes("Address already in use")
+      if (portGiven || !taken || attempt >= 3) return yield* error
+      port = yield* freePort
+      args[args.indexOf("--port") + 1] = String(port)
+      const bus = args.indexOf("--cluster-port")
+      if (bus >= 0) args[bus + 1] = String(yield* pickBusPort)
+    }
+  })
+
   const kill = Effect.suspend(() => (child ? stop(child) : Effect.void))
-  yield* Effect.acquireRelease(start, () => kill)
+  yield* Effect.acquireRelease(firstStart, () => kill)
   const target = unixSocket ? { path: unixSocket } : { port }
   const loaded =
     module === undefined || options.sentinel === true

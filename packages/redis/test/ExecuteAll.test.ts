@@ -132,8 +132,14 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("execut
           assert.strictEqual(subscribe.reason._tag, "Unsupported")
           const timeout = failureOf(yield* Effect.exit(redis.executeAll([["INCR", counter]], { timeout: -1 })))
           assert.strictEqual(timeout.reason._tag, "InvalidArgument")
+          // Numbers are milliseconds, checked like any other duration.
+          for (const bad of [0, Number.NaN, Number.NEGATIVE_INFINITY, "-5 millis", "soon"]) {
+            const refused = failureOf(yield* Effect.exit(redis.execute(["INCR", counter], { timeout: bad as never })))
+            assert.strictEqual(refused.reason._tag, "InvalidArgument", String(bad))
+          }
           // None of the refused batches sent its INCR.
           assert.isNull(yield* redis.execute(["GET", counter]))
+          assert.strictEqual(yield* redis.execute(["ECHO", "no limit"], { timeout: Number.POSITIVE_INFINITY }).pipe(Effect.map(text)), "no limit")
         })
       )
     })

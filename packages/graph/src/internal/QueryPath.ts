@@ -33,6 +33,9 @@ import type { GraphSchema } from "./SchemaCache.ts"
 /** The margin the client waits beyond a server `TIMEOUT` before it gives up itself. */
 const SERVER_TIMEOUT_MARGIN_MS = 5000
 
+/** A graph command's wait when no client timeout is given: a number, so no duration is parsed per query. */
+const NO_CLIENT_LIMIT = Number.POSITIVE_INFINITY
+
 /** The query commands. */
 export type QueryCommand = "GRAPH.QUERY" | "GRAPH.RO_QUERY"
 
@@ -209,7 +212,7 @@ export const makeSender = (
   const exec: Sender["exec"] = (command, readOnly, clientTimeout, serverTimeout, readPreference) => {
     if (refused !== undefined) return Effect.fail(refused)
     const sent = connection
-      .execute(command, { readOnly, timeout: clientTimeout ?? "Infinity", readPreference })
+      .execute(command, { readOnly, timeout: clientTimeout ?? NO_CLIENT_LIMIT, readPreference })
       .pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command: String(command[0]), serverTimeout })))
     return followPrimary === undefined ? sent : Effect.tap(sent, () => followPrimary)
   }
@@ -283,7 +286,7 @@ export const makeSender = (
               if (timeout instanceof FalkorError) return yield* timeout
               return executeStreamed(connection, [command, name, text, "--compact", ...timeout.args], {
                 readOnly: command === "GRAPH.RO_QUERY",
-                timeout: timeout.client ?? "Infinity",
+                timeout: timeout.client ?? NO_CLIENT_LIMIT,
                 readPreference: queryOptions?.readPreference,
                 depth: 2
               }).pipe(

@@ -57,9 +57,13 @@ type Service = RedisConnection["Service"]
 
 /** The call's timeout in milliseconds (`Infinity` allowed), or why it is invalid. */
 const decodeTimeout = (options: CommandOptions | undefined, fallback: number): number | RedisError => {
-  if (options?.timeout === undefined) return fallback
-  const decoded = Duration.fromInput(options.timeout)
-  const millis = decoded._tag === "None" ? Number.NaN : Duration.toMillis(decoded.value)
+  const timeout = options?.timeout
+  if (timeout === undefined) return fallback
+  // A number is already milliseconds (the graph client passes one on every query): no Option
+  // and Duration to build per call.
+  const decoded = typeof timeout === "number" ? undefined : Duration.fromInput(timeout)
+  const millis =
+    decoded === undefined ? (timeout as number) : decoded._tag === "None" ? Number.NaN : Duration.toMillis(decoded.value)
   if (millis > 0) return millis
   return new RedisError({
     reason: new InvalidArgument({ message: `timeout must be a positive duration (got ${String(options.timeout)})` })
