@@ -425,7 +425,14 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
     return busPort
   })
   if (options.cluster === true) {
-    args.push("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", String(yield* pickBusPort))
+    args.push(
+      "--cluster-enabled",
+      "yes",
+      "--cluster-config-file",
+      "nodes.conf",
+      "--cluster-port",
+      String(yield* pickBusPort)
+    )
   }
   args.push(...(options.args ?? []))
 
@@ -493,8 +500,7 @@ export const make = Effect.fn("Embedded.make")(function* (options: EmbeddedOptio
       const started = yield* Effect.result(start)
       if (started._tag === "Success") return
       const error = started.failure
-      const taken =
-        error.reason._tag === "StartFailed" && error.reason.serverLog.includes("Address already in use")
+      const taken = error.reason._tag === "StartFailed" && error.reason.serverLog.includes("Address already in use")
       if (portGiven || !taken || attempt >= 3) return yield* error
       port = yield* freePort
       args[args.indexOf("--port") + 1] = String(port)

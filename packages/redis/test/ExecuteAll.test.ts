@@ -139,7 +139,10 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("execut
           }
           // None of the refused batches sent its INCR.
           assert.isNull(yield* redis.execute(["GET", counter]))
-          assert.strictEqual(yield* redis.execute(["ECHO", "no limit"], { timeout: Number.POSITIVE_INFINITY }).pipe(Effect.map(text)), "no limit")
+          assert.strictEqual(
+            yield* redis.execute(["ECHO", "no limit"], { timeout: Number.POSITIVE_INFINITY }).pipe(Effect.map(text)),
+            "no limit"
+          )
         })
       )
     })

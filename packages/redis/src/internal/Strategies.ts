@@ -63,10 +63,14 @@ const decodeTimeout = (options: CommandOptions | undefined, fallback: number): n
   // and Duration to build per call.
   const decoded = typeof timeout === "number" ? undefined : Duration.fromInput(timeout)
   const millis =
-    decoded === undefined ? (timeout as number) : decoded._tag === "None" ? Number.NaN : Duration.toMillis(decoded.value)
+    decoded === undefined
+      ? (timeout as number)
+      : decoded._tag === "None"
+        ? Number.NaN
+        : Duration.toMillis(decoded.value)
   if (millis > 0) return millis
   return new RedisError({
-    reason: new InvalidArgument({ message: `timeout must be a positive duration (got ${String(options.timeout)})` })
+    reason: new InvalidArgument({ message: `timeout must be a positive duration (got ${String(timeout)})` })
   })
 }
 
