@@ -1,22 +1,28 @@
-// Makes sure `redis-server` is on the PATH before the tests, the demo or the benchmarks start
-// their own servers on loopback. It is the one thing npm cannot bring: on a Debian/Ubuntu
-// machine run as root it installs Debian's package (saying so); anywhere else it stops with the
-// command to run. Set EFFECT_FALKORDB_NO_INSTALL=1 to never install.
+// Makes sure `redis-server` (with `redis-cli`, which Debian's package brings) and `openssl` (the
+// security suites make their certificates with it) are on the PATH before the tests, the demo or
+// the benchmarks start their own servers on loopback. They are what npm cannot bring: on a
+// Debian/Ubuntu machine run as root it installs Debian's packages (saying so); anywhere else it
+// stops with the command to run. Set EFFECT_FALKORDB_NO_INSTALL=1 to never install.
 import { spawnSync } from "node:child_process"
 
 const version = () => spawnSync("redis-server", ["--version"], { encoding: "utf8" })
+const runs = (command, args) => spawnSync(command, args, { stdio: "ignore" }).status === 0
+const missing = [
+  ...(version().status === 0 && runs("redis-cli", ["--version"]) ? [] : ["redis-server"]),
+  ...(runs("openssl", ["version"]) ? [] : ["openssl"])
+]
 
-if (version().status === 0) process.exit(0)
+if (missing.length === 0) process.exit(0)
 
 const isRoot = typeof process.getuid === "function" && process.getuid() === 0
 const hasApt = spawnSync("apt-get", ["--version"], { stdio: "ignore" }).status === 0
 if (!isRoot || !hasApt || process.env.EFFECT_FALKORDB_NO_INSTALL === "1") {
   console.error(
     [
-      "redis-server is not on the PATH.",
-      "The tests and the demo start their own redis-server on loopback; install it first, e.g.",
-      "  Debian/Ubuntu: sudo apt-get install -y redis-server",
-      "  macOS:         brew install redis",
+      `${missing.join(" and ")} not on the PATH.`,
+      "The tests and the demo start their own redis-server on loopback (and make certificates with openssl); install it first, e.g.",
+      `  Debian/Ubuntu: sudo apt-get install -y ${missing.join(" ")}`,
+      "  macOS:         brew install redis openssl",
       isRoot && hasApt ? "(not installed automatically because EFFECT_FALKORDB_NO_INSTALL=1)" : ""
     ]
       .filter((line) => line !== "")
@@ -25,7 +31,7 @@ if (!isRoot || !hasApt || process.env.EFFECT_FALKORDB_NO_INSTALL === "1") {
   process.exit(1)
 }
 
-console.log("::: redis-server is not on the PATH: installing Debian's redis-server package (apt-get, as root)")
+console.log(`::: ${missing.join(" and ")} not on the PATH: installing Debian's packages (apt-get, as root)`)
 const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" }
 // Another apt-get or dpkg (often the system's unattended upgrades on a fresh machine) may hold the
 // package manager's locks: wait for it, bounded, instead of failing. apt waits for the dpkg lock
@@ -35,7 +41,7 @@ const lockBusy = /Could not get lock|Unable to lock|Unable to acquire the dpkg f
 const sleep = (seconds) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, seconds * 1000)
 for (const args of [
   ["update", "-qq"],
-  ["install", "-y", "-qq", "redis-server"]
+  ["install", "-y", "-qq", ...missing]
 ]) {
   const started = Date.now()
   for (;;) {

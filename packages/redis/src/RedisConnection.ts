@@ -16,7 +16,6 @@ import * as Redacted from "effect/Redacted"
 import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type * as Tls from "node:tls"
 import * as Strategies from "./internal/Strategies.ts"
 import type * as Schema from "effect/Schema"
 import * as ConfigInput from "./ConfigInput.ts"
@@ -510,7 +509,11 @@ export interface LayerOptions extends MultiplexedOptions, PooledOptions {
  * @category models
  */
 export interface ClusterConfig {
-  /** Seed nodes (`"host:port"` or `{ host, port }`), asked for the slot map in turn. */
+  /**
+   * Seed nodes (`"host:port"` or `{ host, port }`), asked for the slot map in turn. With a
+   * `url` (`rediss://user:password@host:port`), its host and port are the first seed and its
+   * scheme (TLS), user, password and database apply to every node; `nodes` may then be empty.
+   */
   readonly nodes: ReadonlyArray<string | { readonly host: string; readonly port?: number | undefined }>
 }
 
@@ -529,8 +532,14 @@ export interface SentinelConfig {
   readonly sentinelUsername?: string | undefined
   /** Password of the sentinels (`requirepass` in the sentinel config), separate from `password`. */
   readonly sentinelPassword?: Redacted.Redacted<string> | string | undefined
-  /** TLS to the sentinels: `true` or `node:tls` options. Default: none. */
-  readonly sentinelTls?: boolean | Tls.ConnectionOptions | undefined
+  /**
+   * Rotating credentials of the sentinels, instead of `sentinelUsername`/`sentinelPassword`:
+   * an `Effect` asked at every connect to a sentinel, or a `Stream` whose latest emission is
+   * used from then on (run while the client lives), as the data servers' `credentials`.
+   */
+  readonly sentinelCredentials?: RedisOptions.CredentialsOption | undefined
+  /** TLS to the sentinels: `true` or TLS options (`node:tls`'s, plus `caFile`, `certFile`, `keyFile`). Default: none. */
+  readonly sentinelTls?: boolean | RedisOptions.TlsOptions | undefined
 }
 
 /**
@@ -585,12 +594,14 @@ const buildClient = Effect.fnUntraced(function* (
 ) {
   const merged = yield* Sentinel.expandSentinelUrl(checked)
   if (merged.cluster !== undefined) {
-    const seeds = yield* OptionChecks.checkCluster(merged, merged.cluster)
-    const { cluster: _cluster, url: _url, ...nodeOptions } = merged
+    const { seeds, tls } = yield* OptionChecks.checkCluster(merged, merged.cluster)
+    // The URL stays: its scheme (TLS), user, password and database apply to every node, whose
+    // host and port override the URL's.
+    const { cluster: _cluster, ...nodeOptions } = merged
     return yield* Cluster.makeCluster({
       seeds,
       readPreference: preference ?? "primary",
-      tls: merged.tls !== undefined && merged.tls !== false,
+      tls,
       connect: (address, replica) =>
         buildStrategy(strategy, { ...nodeOptions, host: address.host, port: address.port }, (resolved) =>
           replica === undefined ? adjust(resolved) : { ...adjust(resolved), locator: replica, replicaReads: true }
@@ -707,8 +718,11 @@ export const layerSentinel = (
   options: SentinelOptions,
   defaults?: LayerOptions
 ): Layer.Layer<RedisConnection, RedisError> => {
-  const { sentinels, name, sentinelUsername, sentinelPassword, sentinelTls, ...rest } = options
-  return layer({ ...rest, sentinel: { sentinels, name, sentinelUsername, sentinelPassword, sentinelTls } }, defaults)
+  const { sentinels, name, sentinelUsername, sentinelPassword, sentinelCredentials, sentinelTls, ...rest } = options
+  return layer(
+    { ...rest, sentinel: { sentinels, name, sentinelUsername, sentinelPassword, sentinelCredentials, sentinelTls } },
+    defaults
+  )
 }
 
 /**

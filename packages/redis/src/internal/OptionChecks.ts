@@ -17,6 +17,7 @@ import type {
   Strategy
 } from "../RedisConnection.ts"
 import { Config as ConfigReason, RedisError } from "../RedisError.ts"
+import * as RedisOptions from "../RedisOptions.ts"
 import type { HostPort } from "./Sentinel.ts"
 import { expected } from "./ValueText.ts"
 
@@ -149,7 +150,11 @@ export const checkLayerOptions = Effect.fnUntraced(function* (options: LayerOpti
   return { strategy, merged, preference: preference as ReadPreference | undefined }
 })
 
-/** The seed nodes of a cluster; a cluster names its own replicas, so no sentinel nor replicas. */
+/**
+ * The seed nodes of a cluster (a `url`'s host and port first, then `cluster.nodes`) and
+ * whether its nodes are reached over TLS (`tls`, else a `rediss://` URL); a cluster names its
+ * own replicas, so no sentinel nor replicas.
+ */
 export const checkCluster = Effect.fnUntraced(function* (options: LayerOptions, cluster: ClusterConfig) {
   if (options.sentinel !== undefined || options.replicas !== undefined) {
     return yield* configError(
@@ -157,12 +162,21 @@ export const checkCluster = Effect.fnUntraced(function* (options: LayerOptions, 
       "a cluster names its own replicas (CLUSTER SHARDS); drop sentinel and replicas"
     )
   }
-  if (!Array.isArray(cluster.nodes) || cluster.nodes.length === 0) {
-    return yield* configError("cluster.nodes", "list at least one cluster node (host:port)")
+  const fromUrl = options.url === undefined ? undefined : yield* RedisOptions.parseUrl(options.url)
+  if (fromUrl?.path !== undefined) {
+    return yield* configError(
+      "url",
+      "a cluster is reached over TCP: give a redis:// or rediss:// URL, not a socket path"
+    )
+  }
+  if (!Array.isArray(cluster.nodes) || (cluster.nodes.length === 0 && fromUrl === undefined)) {
+    return yield* configError("cluster.nodes", "list at least one cluster node (host:port), or give url")
   }
   const seeds: Array<HostPort> = []
+  if (fromUrl?.host !== undefined) seeds.push({ host: fromUrl.host, port: fromUrl.port ?? 6379 })
   for (const entry of cluster.nodes) seeds.push(yield* parseAddress("cluster.nodes", entry, 6379))
-  return seeds
+  const tls = options.tls !== undefined ? options.tls !== false : fromUrl?.tls === true
+  return { seeds, tls }
 })
 
 /** A read preference other than `"primary"` on a client that has no replica to read from. */

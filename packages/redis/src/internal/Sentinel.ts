@@ -17,17 +17,18 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
-import * as Net from "node:net"
-import * as Tls from "node:tls"
+import type * as Net from "node:net"
 import * as Streamed from "./Streamed.ts"
 import * as CommandKeys from "../CommandKeys.ts"
 import type { LayerOptions, ReadPreference, RedisConnection, SentinelConfig } from "../RedisConnection.ts"
 import { makeService } from "./MakeService.ts"
 import { NoSentinel, Offline, RedisError } from "../RedisError.ts"
 import * as RedisOptions from "../RedisOptions.ts"
+import type { Credentials, CredentialsOption } from "../RedisOptions.ts"
 import { configError, parseAddress } from "./OptionChecks.ts"
 import { refuseAll } from "./Strategies.ts"
 import { makeEngine } from "./Engine.ts"
+import { authCommand, openSocket } from "./Socket.ts"
 import { Request } from "./Request.ts"
 import * as ExecuteAll from "./ExecuteAll.ts"
 import { launch } from "./SingleFlight.ts"
@@ -46,7 +47,9 @@ export interface SentinelSettings {
   readonly name: string
   readonly username: string | undefined
   readonly password: Redacted.Redacted<string> | undefined
-  readonly tls: Tls.ConnectionOptions | undefined
+  /** The sentinels' `credentials` provider (instead of `username`/`password`). */
+  readonly credentials: CredentialsOption | undefined
+  readonly tls: RedisOptions.TlsOptions | undefined
 }
 
 const label = (address: HostPort): string => `${address.host}:${address.port}`
@@ -106,6 +109,24 @@ export const healthyReplicas = (reply: Reply): Array<HostPort> => {
   return out
 }
 
+/** The sentinels' own options as the user named them: `tls.caFile` is `sentinel.sentinelTls.caFile`. */
+const sentinelFields: Record<string, string> = {
+  tls: "sentinelTls",
+  username: "sentinelUsername",
+  password: "sentinelPassword",
+  credentials: "sentinelCredentials"
+}
+
+const asSentinelField = (error: RedisError): RedisError => {
+  if (error.reason._tag !== "Config") return error
+  const { field, message } = error.reason
+  const [head = "", ...rest] = field.split(".")
+  const renamed = sentinelFields[head]
+  if (renamed === undefined) return error
+  const named = [renamed, ...rest].join(".")
+  return configError(`sentinel.${named}`, message.replaceAll(field, named))
+}
+
 /**
  * The sentinel side of a client: locators for the primary and for replicas, and the
  * `+switch-master` watcher (forked in the caller's scope).
@@ -123,14 +144,18 @@ export const makeSentinelTopology = Effect.fnUntraced(function* (
         port: sentinel.port,
         username: settings.username,
         password: settings.password,
+        credentials: settings.credentials,
         tls: settings.tls ?? false,
         connectTimeout: Math.min(data.connectTimeout, 2_000),
         commandTimeout: Math.min(data.connectTimeout, 2_000),
         offlineQueue: "failFast",
         closeTimeout: 100
-      })
+      }).pipe(Effect.mapError(asSentinelField))
     )
   }
+  // A credentials Stream runs while the client lives, not only while a question is asked.
+  const credentials = sentinelOptions[0]?.credentials
+  if (credentials !== undefined) yield* credentials.attach({ reauthenticate: () => Effect.void })
   // The sentinel that answered last is asked first next time.
   let preferred = 0
   const ask = <A>(command: Command, interpret: (reply: Reply) => A | string): Effect.Effect<A, RedisError> =>
@@ -214,7 +239,7 @@ export const makeSentinelTopology = Effect.fnUntraced(function* (
     // The promoted server was a replica, and the old primary will become one.
     replica.resetAll(message)
   }
-  yield* Effect.forkScoped(watch(settings, onSwitch))
+  yield* Effect.forkScoped(watch(sentinelOptions, onSwitch))
   return { primary, replica, epoch: () => epoch }
 })
 
@@ -224,27 +249,44 @@ export const makeSentinelTopology = Effect.fnUntraced(function* (
  * lives. A missed event is covered by the engines themselves: a lost connection re-asks the
  * sentinels, `ROLE` is checked on every connect and `-READONLY` on the primary reconnects.
  */
-const watch = (settings: SentinelSettings, onSwitch: (channel: string, text: string) => void): Effect.Effect<never> =>
+const watch = (
+  sentinels: ReadonlyArray<RedisOptions.ResolvedOptions>,
+  onSwitch: (channel: string, text: string) => void
+): Effect.Effect<never> =>
   Effect.gen(function* () {
     for (let i = 0; ; i++) {
-      const sentinel = settings.sentinels[i % settings.sentinels.length]!
-      const subscribed = yield* subscribeOnce(settings, sentinel, onSwitch)
+      const subscribed = yield* subscribeOnce(sentinels[i % sentinels.length]!, onSwitch)
       // A round of failures backs off; a subscription that held moves on at once.
-      if (!subscribed && (i + 1) % settings.sentinels.length === 0) yield* Effect.sleep(500)
+      if (!subscribed && (i + 1) % sentinels.length === 0) yield* Effect.sleep(500)
     }
   })
 
-/** One subscription; succeeds with whether it was confirmed, when its connection ends. */
+/**
+ * One subscription over the sentinel's socket (TLS as configured, its files read), after `AUTH`
+ * with the sentinels' credentials (a `credentials` provider asked now); succeeds with whether
+ * it was confirmed, when its connection ends.
+ */
 const subscribeOnce = (
-  settings: SentinelSettings,
-  sentinel: HostPort,
+  options: RedisOptions.ResolvedOptions,
+  onSwitch: (channel: string, text: string) => void
+): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const credentials: Credentials | undefined =
+      options.credentials !== undefined
+        ? yield* options.credentials.get(options.connectTimeout, options.connectTimeout)
+        : options.password === undefined
+          ? undefined
+          : { username: options.username, password: options.password }
+    const socket = yield* openSocket(options)
+    return yield* listen(socket, credentials, onSwitch)
+  }).pipe(Effect.orElseSucceed(() => false))
+
+const listen = (
+  socket: Net.Socket,
+  credentials: Credentials | undefined,
   onSwitch: (channel: string, text: string) => void
 ): Effect.Effect<boolean> =>
   Effect.callback<boolean>((resume) => {
-    const socket =
-      settings.tls !== undefined
-        ? Tls.connect({ host: sentinel.host, port: sentinel.port, ...settings.tls })
-        : Net.connect({ host: sentinel.host, port: sentinel.port })
     let confirmed = false
     const done = () => {
       clearTimeout(timer)
@@ -264,20 +306,14 @@ const subscribeOnce = (
         onSwitch(replyToString(reply[1] as Reply) ?? "", replyToString(reply[2] as Reply) ?? "")
       }
     })
-    socket.once(settings.tls !== undefined ? "secureConnect" : "connect", () => {
-      const commands: Array<Command> = []
-      const password = settings.password === undefined ? undefined : Redacted.value(settings.password)
-      if (password !== undefined) {
-        commands.push(settings.username === undefined ? ["AUTH", password] : ["AUTH", settings.username, password])
-      }
-      commands.push(["SUBSCRIBE", "+switch-master", "+failover-state-reconf-slaves"])
-      socket.write(encodeCommands(commands))
-    })
+    const commands: Array<Command> = credentials === undefined ? [] : [authCommand(credentials)]
+    commands.push(["SUBSCRIBE", "+switch-master", "+failover-state-reconf-slaves"])
     socket.on("data", (chunk: Buffer) => {
       if (decoder.feed(chunk) !== undefined) done()
     })
     socket.on("error", () => {})
     socket.on("close", done)
+    socket.write(encodeCommands(commands))
     return Effect.sync(() => {
       clearTimeout(timer)
       socket.destroy()
@@ -452,11 +488,21 @@ export const sentinelTopology = Effect.fnUntraced(function* (
   }
   const sentinels: Array<HostPort> = []
   for (const entry of config.sentinels) sentinels.push(yield* parseAddress("sentinel.sentinels", entry, 26379))
+  if (
+    config.sentinelCredentials !== undefined &&
+    (config.sentinelPassword !== undefined || config.sentinelUsername !== undefined)
+  ) {
+    return yield* configError(
+      "sentinel.sentinelCredentials",
+      "sentinelCredentials replaces sentinelUsername/sentinelPassword (in the options or the URL); set one or the other"
+    )
+  }
   const sentinelTls = config.sentinelTls ?? false
   const topology = yield* makeSentinelTopology(
     {
       sentinels,
       name: config.name,
+      credentials: config.sentinelCredentials,
       username: config.sentinelUsername,
       password:
         config.sentinelPassword === undefined
