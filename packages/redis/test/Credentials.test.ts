@@ -216,6 +216,69 @@ describe("credentials", { timeout: 60_000 }, () => {
   )
 
   it.live(
+    "Pub/Sub: on RESP3 an emission re-authenticates the subscribed connection in place (messages keep arriving, no resubscribe); on RESP2 the next connect uses it",
+    () =>
+      Effect.forEach([3, 2] as const, (protocol) =>
+        Effect.gen(function* () {
+          const { admin, server } = yield* serverWithAdmin
+          const secrets = yield* Queue.unbounded<Credentials>()
+          yield* Queue.offer(secrets, app("secret-one"))
+          const options = { url: server.url, credentials: Stream.fromQueue(secrets), protocol }
+          const redis = yield* RedisConnection.makeSingle(options)
+          const pubsub = yield* RedisPubSub.make(options).pipe(
+            Effect.provideService(RedisConnection.RedisConnection, redis)
+          )
+          const received = yield* Queue.unbounded<string>()
+          const messages = yield* pubsub.subscribe("news")
+          yield* Effect.forkScoped(
+            Stream.runForEach(messages, (message) => Queue.offer(received, new TextDecoder().decode(message.payload)))
+          )
+          /** The subscribed connection's CLIENT LIST line. */
+          const subscriberLine = Effect.map(admin.execute(["CLIENT", "LIST"]), (reply) =>
+            String(reply)
+              .split("\n")
+              .find((line) => / user=app /.test(line) && / sub=1 /.test(line))
+          )
+          const idOf = (line: string | undefined) => /^id=(\d+)/.exec(line ?? "")?.[1]
+          const publishAndReceive = (payload: string) =>
+            Effect.gen(function* () {
+              yield* admin.execute(["PUBLISH", "news", payload])
+              assert.strictEqual(yield* Queue.take(received), payload, `protocol ${protocol}`)
+            })
+          yield* until(
+            Effect.map(subscriberLine, (line) => line !== undefined),
+            "subscribed"
+          )
+          yield* publishAndReceive("one")
+          const before = idOf(yield* subscriberLine)
+
+          yield* admin.execute(["ACL", "SETUSER", "app", "resetpass", ">secret-two"])
+          yield* Queue.offer(secrets, app("secret-two"))
+          if (protocol === 3) {
+            // AUTH ran on the subscribed connection itself: the same id, still subscribed.
+            yield* until(
+              Effect.map(subscriberLine, (line) => line !== undefined && / cmd=auth /.test(line)),
+              "the subscriber re-authenticated"
+            )
+          }
+          yield* publishAndReceive("two")
+          const after = yield* subscriberLine
+          assert.strictEqual(idOf(after), before, `protocol ${protocol}: no reconnect, no resubscribe`)
+          if (protocol === 2) assert.notMatch(after ?? "", / cmd=auth /, "no AUTH while subscribed on RESP2")
+
+          // The next connect authenticates with the new secret (the old one is gone).
+          yield* admin.execute(["CLIENT", "KILL", "ID", before!])
+          yield* until(
+            Effect.map(subscriberLine, (line) => line !== undefined && idOf(line) !== before),
+            "the subscriber reconnected"
+          )
+          yield* publishAndReceive("three")
+          assert.strictEqual((yield* authStats(admin)).failed, 0, `protocol ${protocol}: no AUTH refused`)
+        })
+      )
+  )
+
+  it.live(
     "a failing provider is reason CredentialsProvider at construction; a silent one is bounded by connectTimeout",
     () =>
       Effect.gen(function* () {

@@ -11,6 +11,9 @@
  * - After a lost connection the supervisor reconnects with the engine's backoff and
  *   re-subscribes every channel. Messages published during the gap are lost: Redis
  *   pub/sub is at-most-once.
+ * - New credentials (a `credentials` Stream emitted) re-authenticate a RESP3 connection in
+ *   place with `AUTH`, subscriptions untouched; RESP2 refuses `AUTH` while subscribed, so a
+ *   RESP2 connection takes them at its next connect.
  *
  * @internal
  */
@@ -25,10 +28,10 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Net from "node:net"
 import { Closed, ConnectionLost, fromErrorReply, Offline, Protocol, RedisError } from "../RedisError.ts"
-import type { ResolvedOptions } from "../RedisOptions.ts"
+import type { Credentials, ResolvedOptions } from "../RedisOptions.ts"
 import type { Kind } from "../RedisPubSub.ts"
 import { ConnectReport } from "./ConnectReport.ts"
-import { handshakeCommands, handshakeFailure, openSocket } from "./Socket.ts"
+import { authCommand, handshakeCommands, handshakeFailure, openSocket } from "./Socket.ts"
 
 const SUBSCRIBE: Record<Kind, string> = { channel: "SUBSCRIBE", pattern: "PSUBSCRIBE", shard: "SSUBSCRIBE" }
 const UNSUBSCRIBE: Record<Kind, string> = { channel: "UNSUBSCRIBE", pattern: "PUNSUBSCRIBE", shard: "SUNSUBSCRIBE" }
@@ -74,6 +77,8 @@ export class Subscriber {
   private closing = false
   /** Successful connects, the first one included. */
   connects = 0
+  /** `AUTH`s written on the subscribed RESP3 connection, answered in order (a reply, not a push). */
+  private readonly pendingAuth: Array<(reply: Reply | undefined) => void> = []
   readonly options: ResolvedOptions
   private readonly report: ConnectReport
 
@@ -168,6 +173,10 @@ export class Subscriber {
 
   /** A frame of the subscribed connection: a message, an acknowledgement or an error. */
   private onFrame(reply: Reply): void {
+    if (this.pendingAuth.length > 0 && !(reply instanceof PushReply) && this.answersAuth(reply)) {
+      this.pendingAuth.shift()!(reply)
+      return
+    }
     if (reply instanceof ErrorReply) {
       // A refused SUBSCRIBE (an unknown command on an old server, an ACL denial): the
       // listeners still waiting for an acknowledgement fail with it.
@@ -222,6 +231,64 @@ export class Subscriber {
         entry.waiters.clear()
       }
     }
+  }
+
+  /**
+   * Whether a RESP3 reply (not a push) answers the oldest `AUTH`: `+OK` only does, and so does
+   * an error while no `SUBSCRIBE` awaits its acknowledgement; with both outstanding, an error
+   * is the `AUTH`'s when it says `WRONGPASS`, else the refused `SUBSCRIBE`'s.
+   */
+  private answersAuth(reply: Reply): boolean {
+    if (!(reply instanceof ErrorReply)) return true
+    if (reply.code === "WRONGPASS") return true
+    for (const entry of this.entries.values()) if (!entry.confirmed) return false
+    return true
+  }
+
+  /**
+   * New credentials: `AUTH` on the subscribed connection when it speaks RESP3, within
+   * `connectTimeout`; nothing to do on RESP2 or while disconnected (the next connect asks
+   * the credentials anyway). A refusal fails with the server's reply (code `WRONGPASS` …).
+   */
+  reauthenticate(credentials: Credentials): Effect.Effect<void, RedisError> {
+    return Effect.suspend(() => {
+      const socket = this.socket
+      if (this.options.protocol !== 3 || socket === undefined || this.closing) return Effect.void
+      return Effect.callback<void, RedisError>((resume) => {
+        const answer = (reply: Reply | undefined) => {
+          if (reply instanceof ErrorReply) {
+            resume(
+              Effect.fail(
+                fromErrorReply(
+                  reply,
+                  "AUTH",
+                  `re-authentication of the pub/sub connection to ${this.options.target} failed: ${reply.message}`
+                )
+              )
+            )
+          } else resume(Effect.void)
+        }
+        this.pendingAuth.push(answer)
+        this.write([authCommand(credentials)])
+        return Effect.sync(() => {
+          const index = this.pendingAuth.indexOf(answer)
+          // Still owed a reply: keep the slot so the replies stay matched, answered to no one.
+          if (index >= 0) this.pendingAuth[index] = () => {}
+        })
+      }).pipe(
+        Effect.timeoutOrElse({
+          duration: this.options.connectTimeout,
+          orElse: () =>
+            Effect.fail(
+              new RedisError({
+                reason: new Offline({
+                  message: `the pub/sub connection to ${this.options.target} did not answer AUTH with the new credentials within ${this.options.connectTimeout} ms (connectTimeout)`
+                })
+              })
+            )
+        })
+      )
+    })
   }
 
   private dispatch(key: string, message: RawMessage): void {
@@ -353,6 +420,8 @@ export class Subscriber {
   private lost(): void {
     this.socket = undefined
     this.owedAcks.clear()
+    // AUTHs of the lost connection: the next connect authenticates with the latest credentials.
+    for (const answer of this.pendingAuth.splice(0)) answer(undefined)
     for (const entry of this.entries.values()) entry.confirmed = false
   }
 
@@ -420,8 +489,7 @@ export class Subscriber {
   static make(options: ResolvedOptions): Effect.Effect<Subscriber, RedisError, Scope.Scope> {
     return Effect.gen(function* () {
       const subscriber = new Subscriber(options)
-      // A RESP2 subscribed connection may not run AUTH: new credentials are used from its next connect.
-      if (options.credentials !== undefined) yield* options.credentials.attach({ reauthenticate: () => Effect.void })
+      if (options.credentials !== undefined) yield* options.credentials.attach(subscriber)
       const closed = yield* subscriber.connect
       if (options.locator !== undefined) {
         const unregister = options.locator.register(subscriber)
