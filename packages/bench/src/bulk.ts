@@ -215,6 +215,8 @@ export const run = (options: Options) =>
               { query: yield* Ingest.createNodes("Person"), batchSize: 5000 }
             )
             yield* ingestGraph.indexes.createRange({ label: "Person", properties: ["id"] })
+            // The index is built in the background: until it is OPERATIONAL every MATCH scans all nodes.
+            yield* ingestGraph.indexes.awaitOperational({ timeout: "5 minutes" })
             yield* Ingest.run(
               ingestGraph,
               csvRecords(knows).pipe(

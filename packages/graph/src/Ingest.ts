@@ -40,6 +40,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Schedule from "effect/Schedule"
+import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import type * as Cypher from "./Cypher.ts"
 import type { FalkorError } from "./FalkorError.ts"
@@ -343,6 +344,34 @@ export const run = <A, E, R>(
   }).pipe(Effect.withSpan("Ingest.run", { attributes: { "db.namespace": target.name } }))
 
 /**
+ * `run` as a `Sink`: `Stream.run(records, Ingest.sink(graph, options))` writes the records and
+ * returns the summary. A failure of the stream being run fails the run with that error, after
+ * the batches already sent complete.
+ *
+ * @example
+ * ```ts
+ * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+ * import * as Ingest from "@effect-falkordb/graph/Ingest"
+ * import { Effect, Stream } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const graph = (yield* FalkorDB.FalkorDB).graph("social")
+ *   const query = yield* Ingest.createNodes("Person")
+ *   const summary = yield* Stream.range(1, 10_000).pipe(
+ *     Stream.map((id) => ({ id })),
+ *     Stream.run(Ingest.sink(graph, { query, batchSize: 1000 }))
+ *   )
+ *   return summary.nodesCreated
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sink = <A>(target: Target, options: Options<A>): Sink.Sink<Summary, A, never, LoadError> =>
+  Sink.make<A>()((records) => run(target, records, options))
+
+/**
  * `UNWIND $rows AS r CREATE (n:Label) SET n = r`: each record (a map) becomes a node.
  * Labels joined with `:` give several labels.
  *
@@ -355,6 +384,10 @@ export const createNodes = (label: string): Effect.Effect<string, FalkorError> =
 /**
  * `UNWIND $rows AS r MERGE (n:Label {key: r.key}) SET n += r`: one node per key, created or
  * updated (idempotent, so a failed ingest can be run again).
+ *
+ * Each row looks its key up: create a range index on `Label(key)` first and wait until it is
+ * `OPERATIONAL` (`graph.indexes.awaitOperational`), or every row scans every node of the label
+ * (FalkorDB builds an index in the background; until then a query does not use it).
  *
  * @since 0.1.0
  * @category queries
@@ -381,6 +414,33 @@ export interface Endpoint {
  * `UNWIND $rows AS r MATCH (a:From {key: r.from}), (b:To {key: r.to}) CREATE (a)-[e:TYPE]->(b)
  * SET e = r.properties`: records are `{ from, to, properties? }`. A record whose endpoint is
  * missing creates nothing (see the batch's `relationshipsCreated`).
+ *
+ * Both endpoints are looked up by key: give each endpoint label a range index on its key and
+ * wait until it is `OPERATIONAL` before the relationships, or every row scans every node of the
+ * label (measured on FalkorDB 4.16 with 200,000 nodes: 500 rows took 28.5 s while the index was
+ * still being built, 5.5 ms once it was operational).
+ *
+ * @example
+ * ```ts
+ * import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+ * import * as Ingest from "@effect-falkordb/graph/Ingest"
+ * import { Effect, Stream } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const graph = (yield* FalkorDB.FalkorDB).graph("social")
+ *   const people = Stream.range(1, 10_000).pipe(Stream.map((id) => ({ id })))
+ *   yield* Ingest.run(graph, people, { query: yield* Ingest.createNodes("Person") })
+ *   yield* graph.indexes.createRange({ label: "Person", properties: ["id"] })
+ *   yield* graph.indexes.awaitOperational({ label: "Person", timeout: "5 minutes" })
+ *   const knows = Stream.range(1, 9_999).pipe(Stream.map((id) => ({ from: id, to: id + 1 })))
+ *   const query = yield* Ingest.createRelationships({
+ *     type: "KNOWS",
+ *     from: { label: "Person", key: "id" },
+ *     to: { label: "Person", key: "id" }
+ *   })
+ *   return yield* Ingest.run(graph, knows, { query })
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category queries

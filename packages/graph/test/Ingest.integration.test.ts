@@ -91,6 +91,52 @@ describe.skipIf(!url)("Ingest against a real FalkorDB (FALKORDB_URL)", () => {
     )
   )
 
+  it.live("relationships look their endpoints up by index once it is operational, not before", () =>
+    run(
+      Effect.gen(function* () {
+        const db = yield* FalkorDB.FalkorDB
+        const graph = yield* fresh(db, graphName("plan"))
+        yield* Ingest.run(graph, people(50), { query: yield* Ingest.createNodes("Person") })
+        const query = yield* Ingest.createRelationships({
+          type: "KNOWS",
+          from: { label: "Person", key: "id" },
+          to: { label: "Person", key: "id" }
+        })
+        const operations = (plan: { readonly lines: ReadonlyArray<string> }) => plan.lines.join("\n")
+        const rows = [{ from: 1, to: 2 }]
+        // Without an index each row scans the label (the slow path the docs warn about).
+        const before = operations(yield* graph.explain(query, { rows }))
+        assert.notInclude(before, "Node By Index Scan")
+        assert.include(before, "Node By Label Scan")
+        yield* graph.indexes.createRange({ label: "Person", properties: ["id"] })
+        yield* graph.indexes.awaitOperational({ label: "Person", timeout: "30 seconds" })
+        const after = operations(yield* graph.explain(query, { rows }))
+        assert.include(after, "Node By Index Scan")
+        yield* graph.delete()
+      })
+    )
+  )
+
+  it.live("Ingest.sink writes a stream run into it and passes the stream's own failure through", () =>
+    run(
+      Effect.gen(function* () {
+        const db = yield* FalkorDB.FalkorDB
+        const graph = yield* fresh(db, graphName("sink"))
+        const query = yield* Ingest.createNodes("Person")
+        const summary = yield* Stream.run(people(250), Ingest.sink(graph, { query, batchSize: 100 }))
+        assert.strictEqual(summary.records, 250)
+        assert.strictEqual(summary.batches, 3)
+        assert.strictEqual(summary.nodesCreated, 250)
+        assert.strictEqual(yield* count(graph, "MATCH (p:Person) RETURN count(p) AS n"), 250)
+        // The upstream fails after 150 records: the run fails with that error, not a LoadError.
+        const failing = Stream.concat(people(150), Stream.fail("source broke" as const))
+        const error = yield* Effect.flip(Stream.run(failing, Ingest.sink(graph, { query, batchSize: 100 })))
+        assert.strictEqual(error, "source broke")
+        yield* graph.delete()
+      })
+    )
+  )
+
   it.live("a batch that fails at run time stops the stream, naming its first and last record", () =>
     run(
       Effect.gen(function* () {
