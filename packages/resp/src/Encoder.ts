@@ -124,6 +124,37 @@ const bulkArgument = (argument: unknown, index: number, at: number): number => {
 }
 
 /**
+ * A `Uint8Array` argument of at least this many bytes is not copied by `encodeCommandParts`:
+ * it becomes a part of its own, by reference (128 KiB; below it, copying is cheaper than
+ * another write).
+ *
+ * @example
+ * ```ts
+ * import { LARGE_ARGUMENT } from "@effect-falkordb/resp/Encoder"
+ *
+ * const copied = new Uint8Array(LARGE_ARGUMENT - 1) // copied into the encoded bytes
+ * const shared = new Uint8Array(LARGE_ARGUMENT) // sent as it is
+ * ```
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const LARGE_ARGUMENT = 128 * 1024
+
+/** Hands out the first `at` bytes of the scratch; the scratch is free to be written from 0 again. */
+const finish = (at: number): Uint8Array => {
+  if (scratch.length > SCRATCH_KEEP) {
+    // A huge batch: hand over the grown buffer itself rather than copy it, and do not keep it.
+    const out = scratch.subarray(0, at)
+    scratch = Buffer.allocUnsafeSlow(SCRATCH_SIZE)
+    return out
+  }
+  const out = Buffer.allocUnsafe(at)
+  scratch.copy(out, 0, 0, at)
+  return out
+}
+
+/**
  * Encodes a batch of commands into one buffer, each command as an array of bulk strings.
  * The batch is written into a reused scratch buffer (no intermediate strings) and copied
  * out once. `count` encodes only the first `count` commands (a caller that reuses its array).
@@ -151,15 +182,57 @@ export const encodeCommands = (commands: ReadonlyArray<Command>, count: number =
     at = header(reserve(at, 16), at, 42, command.length)
     for (let i = 0; i < command.length; i++) at = bulkArgument(command[i], i, at)
   }
-  if (scratch.length > SCRATCH_KEEP) {
-    // A huge batch: hand over the grown buffer itself rather than copy it, and do not keep it.
-    const out = scratch.subarray(0, at)
-    scratch = Buffer.allocUnsafeSlow(SCRATCH_SIZE)
-    return out
+  return finish(at)
+}
+
+/**
+ * Encodes a batch of commands like `encodeCommands`, without copying large binary arguments:
+ * a `Uint8Array` of at least `LARGE_ARGUMENT` bytes is a part of its own, the very same
+ * object, between the bytes up to its bulk header and the bytes from its `\r\n` on. Their
+ * concatenation equals `encodeCommands(commands, count)`; with no large argument the result
+ * is that one buffer. Write the parts in order (e.g. corked); the caller must leave a large
+ * argument unchanged until it is written.
+ *
+ * @example
+ * ```ts
+ * import { encodeCommandParts, LARGE_ARGUMENT } from "@effect-falkordb/resp/Encoder"
+ *
+ * const blob = new Uint8Array(LARGE_ARGUMENT)
+ * const encoded = encodeCommandParts([["SET", "blob", blob], ["GET", "blob"]])
+ * // "*3\r\n$3\r\nSET\r\n$4\r\nblob\r\n$131072\r\n", blob itself, "\r\n*2\r\n$3\r\nGET\r\n…"
+ * const parts: ReadonlyArray<Uint8Array> = encoded instanceof Uint8Array ? [encoded] : encoded
+ * const same = parts[1] === blob // true: by reference, not copied
+ * ```
+ *
+ * @since 0.1.0
+ * @category encoding
+ */
+export const encodeCommandParts = (
+  commands: ReadonlyArray<Command>,
+  count: number = commands.length
+): Uint8Array | ReadonlyArray<Uint8Array> => {
+  let parts: Array<Uint8Array> | undefined
+  let at = 0
+  for (let c = 0; c < count; c++) {
+    const command = commands[c]
+    if (command.length === 0) throw new EncodeError("EmptyCommand", "a command needs at least its name")
+    at = header(reserve(at, 16), at, 42, command.length)
+    for (let i = 0; i < command.length; i++) {
+      const argument = command[i]
+      if (typeof argument === "object" && argument instanceof Uint8Array && argument.length >= LARGE_ARGUMENT) {
+        at = header(reserve(at, 16), at, 36, argument.length)
+        if (parts === undefined) parts = []
+        parts.push(finish(at), argument)
+        // The scratch starts over (at least SCRATCH_SIZE long) with the argument's terminator.
+        scratch[0] = 13
+        scratch[1] = 10
+        at = 2
+      } else at = bulkArgument(argument, i, at)
+    }
   }
-  const out = Buffer.allocUnsafe(at)
-  scratch.copy(out, 0, 0, at)
-  return out
+  if (parts === undefined) return finish(at)
+  parts.push(finish(at))
+  return parts
 }
 
 /**

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { Buffer } from "node:buffer"
 import { EncodeError } from "../src/EncodeError.ts"
-import { encodeCommand, encodeCommands } from "../src/Encoder.ts"
+import { encodeCommand, encodeCommandParts, encodeCommands, LARGE_ARGUMENT } from "../src/Encoder.ts"
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString("latin1")
 
@@ -96,5 +96,79 @@ describe("Encoder", () => {
     assert.strictEqual(text(small), "*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n")
     assert.deepStrictEqual(Buffer.from(bigBytes), reference(big))
     assert.deepStrictEqual(Buffer.from(manyBytes), reference(many))
+  })
+  it("encodeCommandParts: the same bytes as encodeCommands, large binary arguments by reference", () => {
+    // Large buffers are filled from a seed rather than drawn byte by byte (fast-check would be slow).
+    const filled = (length: number, seed: number) => {
+      const bytes = new Uint8Array(length)
+      for (let i = 0; i < length; i++) bytes[i] = (seed + i * 31) & 255
+      return bytes
+    }
+    const argument = fc.oneof(
+      { arbitrary: fc.string({ maxLength: 40 }), weight: 3 },
+      { arbitrary: fc.string({ unit: "grapheme", maxLength: 40 }), weight: 1 },
+      { arbitrary: fc.integer(), weight: 1 },
+      { arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }), weight: 1 },
+      { arbitrary: fc.uint8Array({ maxLength: 200 }), weight: 2 },
+      // Just below the threshold: copied, and enough of them outgrow the scratch (handed over, not copied).
+      {
+        arbitrary: fc
+          .tuple(fc.integer({ min: 1, max: 64 }), fc.nat())
+          .map(([n, seed]) => filled(LARGE_ARGUMENT - n, seed)),
+        weight: 1
+      },
+      // At or above it: sent by reference.
+      {
+        arbitrary: fc
+          .tuple(fc.integer({ min: 0, max: 4096 }), fc.nat())
+          .map(([n, seed]) => filled(LARGE_ARGUMENT + n, seed)),
+        weight: 2
+      }
+    )
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(argument, { minLength: 1, maxLength: 10 }), { minLength: 1, maxLength: 6 }),
+        fc.nat(),
+        (commands, skip) => {
+          const count = commands.length - (skip % commands.length)
+          const encoded = encodeCommandParts(commands, count)
+          // Encoded after the parts were handed out: they must not share the scratch it reuses.
+          const expected = Buffer.from(encodeCommands(commands, count))
+          const parts = encoded instanceof Uint8Array ? [encoded] : encoded
+          assert.deepStrictEqual(Buffer.concat(parts), expected)
+          const large = commands
+            .slice(0, count)
+            .flat()
+            .flatMap((argument) =>
+              argument instanceof Uint8Array && argument.length >= LARGE_ARGUMENT ? [argument] : []
+            )
+          if (large.length === 0) assert.instanceOf(encoded, Uint8Array)
+          assert.strictEqual(parts.length, 2 * large.length + 1)
+          large.forEach((argument, k) => {
+            assert.strictEqual(parts[2 * k + 1], argument, `large argument ${k} is the same object`)
+          })
+        }
+      ),
+      { numRuns: 150 }
+    )
+  })
+  it("encodeCommandParts: a large argument's header ends the part before it, its terminator starts the next", () => {
+    const blob = new Uint8Array(LARGE_ARGUMENT).fill(7)
+    const parts = encodeCommandParts([
+      ["SET", "k", blob],
+      ["GET", "k"]
+    ]) as ReadonlyArray<Uint8Array>
+    assert.strictEqual(parts.length, 3)
+    assert.strictEqual(text(parts[0]), `*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$${LARGE_ARGUMENT}\r\n`)
+    assert.strictEqual(parts[1], blob)
+    assert.strictEqual(text(parts[2]), "\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
+    assert.throws(
+      () =>
+        encodeCommandParts([
+          ["SET", "k", blob],
+          ["X", Number.NaN]
+        ]),
+      EncodeError
+    )
   })
 })
