@@ -274,9 +274,22 @@ export class Connection {
     return head?.expired === true
   }
 
-  /** Writes one buffer; true when the socket asks us to wait for `drain`. */
-  write(bytes: Uint8Array): boolean {
-    return !this.socket.write(bytes)
+  /**
+   * Writes one buffer, or several in order (corked, so they leave in one `writev`: large
+   * arguments go by reference, not copied); true when the socket asks us to wait for `drain`.
+   */
+  write(bytes: Uint8Array | ReadonlyArray<Uint8Array>): boolean {
+    if (bytes instanceof Uint8Array) return !this.socket.write(bytes)
+    const socket = this.socket
+    let full = false
+    socket.cork()
+    try {
+      // The last write's answer counts what is buffered for all of them.
+      for (let i = 0; i < bytes.length; i++) full = !socket.write(bytes[i])
+    } finally {
+      socket.uncork()
+    }
+    return full
   }
 
   readonly awaitDrain: Effect.Effect<void> = Effect.callback<void>((resume) => {

@@ -20,7 +20,7 @@
  *
  * @internal
  */
-import { type Command, encodeCommands } from "@effect-falkordb/resp/Encoder"
+import { type Command, encodeCommandParts, encodeCommands } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply, replyToString } from "@effect-falkordb/resp/Reply"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -572,9 +572,10 @@ export class Engine {
     if (count === 0) return false
     this.outgoingCount = 0
     const outgoing = this.outgoing as ReadonlyArray<Command>
-    let bytes: Uint8Array
+    // Large binary arguments (GRAPH.BULK blobs) are written by reference rather than copied.
+    let bytes: Uint8Array | ReadonlyArray<Uint8Array>
     try {
-      bytes = encodeCommands(outgoing, count)
+      bytes = encodeCommandParts(outgoing, count)
     } finally {
       this.outgoing.fill(undefined, 0, count)
     }
