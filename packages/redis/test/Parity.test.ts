@@ -3,9 +3,11 @@
  * Multiplexed{8}, against a real redis-server.
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
+import { LARGE_ARGUMENT } from "@effect-falkordb/resp/Encoder"
 import { assert, describe, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Net from "node:net"
 import type { Engine } from "../src/internal/Engine.ts"
 import { build } from "./fixtures/Strategies.ts"
 
@@ -56,6 +58,73 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
           const failed = yield* Effect.flip(redis.execute(["INCR", key]))
           assert.strictEqual(failed.reason._tag, "Reply")
           if (failed.reason._tag === "Reply") assert.strictEqual(failed.reason.code, "WRONGTYPE")
+        })
+      )
+
+      it.effect("large binary values (sent by reference) interleaved with tiny ones: every reply is its own", () =>
+        Effect.gen(function* () {
+          const server = yield* Embedded.EmbeddedServer
+          const { service: redis, engines } = yield* build(kind, server.url)
+          const prefix = `large-${kind}-`
+          // Each value its own pattern, so a reply matched to the wrong caller shows.
+          const value = (i: number, length: number) => {
+            const bytes = new Uint8Array(length)
+            for (let j = 0; j < length; j++) bytes[j] = (i * 7 + j) & 255
+            return bytes
+          }
+          // At, above and just below LARGE_ARGUMENT (128 KiB), and tiny: several MB in flight at once.
+          const sizes = [LARGE_ARGUMENT, LARGE_ARGUMENT + 1, 3 * LARGE_ARGUMENT + 17, LARGE_ARGUMENT - 1, 5, 0]
+          const values = Array.from({ length: 48 }, (_, i) => value(i, sizes[i % sizes.length]))
+          yield* Effect.forEach(values, (bytes, i) => redis.execute(["SET", `${prefix}${i}`, bytes]), {
+            concurrency: "unbounded",
+            discard: true
+          })
+          const read = yield* Effect.forEach(values, (_, i) => redis.execute(["GET", `${prefix}${i}`]), {
+            concurrency: "unbounded"
+          })
+          read.forEach((reply, i) => {
+            assert.deepStrictEqual(reply, values[i], `GET ${i}`)
+          })
+          // One command with several large arguments, in a pipeline between small ones.
+          const replies = yield* redis.pipeline([
+            ["SET", `${prefix}tiny`, "a"],
+            ["MSET", `${prefix}m0`, values[0], `${prefix}m1`, "b", `${prefix}m2`, values[2], `${prefix}m3`, values[6]],
+            ["MGET", `${prefix}m0`, `${prefix}m1`, `${prefix}m2`, `${prefix}tiny`, `${prefix}m3`],
+            ["STRLEN", `${prefix}m2`]
+          ])
+          assert.strictEqual(replies[0], "OK")
+          assert.strictEqual(replies[1], "OK")
+          const got = replies[2] as Array<Uint8Array>
+          assert.deepStrictEqual(got[0], values[0])
+          assert.strictEqual(text(got[1]), "b")
+          assert.deepStrictEqual(got[2], values[2])
+          assert.strictEqual(text(got[3]), "a")
+          assert.deepStrictEqual(got[4], values[6])
+          assert.strictEqual(replies[3], values[2].length)
+          // The values were sent, not consumed: they are unchanged.
+          assert.deepStrictEqual(values[8], value(8, sizes[2]))
+          // A large value reaches the socket as the very same object (not copied); a smaller one is copied.
+          const written: Array<unknown> = []
+          const write = Net.Socket.prototype.write
+          Net.Socket.prototype.write = function (this: Net.Socket, chunk: unknown, ...rest: Array<never>) {
+            written.push(chunk)
+            return write.call(this, chunk as Uint8Array, ...rest)
+          } as typeof write
+          yield* redis
+            .pipeline([
+              ["SET", `${prefix}ref`, values[2]],
+              ["SET", `${prefix}copied`, values[3]]
+            ])
+            .pipe(
+              Effect.ensuring(
+                Effect.sync(() => {
+                  Net.Socket.prototype.write = write
+                })
+              )
+            )
+          assert.isTrue(written.includes(values[2]))
+          assert.isFalse(written.includes(values[3]))
+          assert.strictEqual(permitsInUse(engines), 0)
         })
       )
 
