@@ -125,8 +125,8 @@ const bulkArgument = (argument: unknown, index: number, at: number): number => {
 
 /**
  * A `Uint8Array` argument of at least this many bytes is not copied by `encodeCommandParts`:
- * it becomes a part of its own, by reference (128 KiB; below it, copying is cheaper than
- * another write).
+ * it becomes a part of its own, by reference (128 KiB: a smaller copy costs little and
+ * keeps the batch in one buffer).
  *
  * @example
  * ```ts
