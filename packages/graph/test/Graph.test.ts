@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import { decodeKnown } from "./helpers.ts"
@@ -276,6 +277,39 @@ describe("Graph", () => {
           assert.deepStrictEqual(Array.from(full)[0]!.p, { id: 0, labels: ["Person"], properties: { name: "Ann" } })
           const raw = yield* db.graph("g").roQuery("MATCH (p) RETURN p, p.age AS age")
           assert.instanceOf(raw.rows[0]!.get("p"), Node)
+        })
+    )
+  })
+
+  it.effect("queryAs emits the rows before a failing one, then fails; an asynchronous schema too", () => {
+    const int = (n: number) => `*1\n*2\n:3\n:${n}\n`
+    const rows = resp(`*3\n*1\n*2\n:1\n$1\nx\n*4\n${int(1)}${int(2)}*1\n*2\n:2\n$2\nno\n${int(4)}${stats}`)
+    // Decoding that yields (an Effect, not an Exit, like any asynchronous decoding): row by row.
+    const Scaled = Schema.Number.pipe(
+      Schema.decodeTo(Schema.Number, {
+        decode: SchemaGetter.transformEffect((n: number) => Effect.as(Effect.yieldNow, n * 10)),
+        encode: SchemaGetter.transform((n: number) => n)
+      })
+    )
+    return withClient(
+      () => Effect.succeed(rows),
+      (db) =>
+        Effect.gen(function* () {
+          const seenBefore = (schema: Schema.Decoder<{ readonly x: number }>) =>
+            Effect.gen(function* () {
+              const seen: Array<number> = []
+              const error = yield* Effect.flip(
+                db
+                  .graph("g")
+                  .roQueryAs(schema, "MATCH (n) RETURN n.x AS x")
+                  .pipe(Stream.runForEach((row) => Effect.sync(() => void seen.push(row.x))))
+              )
+              assert.strictEqual(error.reason._tag, "RowDecode")
+              assert.deepInclude(error.reason, { row: 2, column: "x" })
+              return seen
+            })
+          assert.deepStrictEqual(yield* seenBefore(Schema.Struct({ x: Schema.Number })), [1, 2])
+          assert.deepStrictEqual(yield* seenBefore(Schema.Struct({ x: Scaled })), [10, 20])
         })
     )
   })

@@ -10,7 +10,9 @@ import type { Command } from "@effect-falkordb/resp/Encoder"
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import type { RedisConnection } from "@effect-falkordb/redis/RedisConnection"
 import { serverAttributes } from "@effect-falkordb/redis/RedisInstrumentation"
+import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -319,21 +321,70 @@ const typedRows =
     options?: QueryOptions
   ): Stream.Stream<S["Type"], FalkorError, S["DecodingServices"]> => {
     const decode = Schema.decodeUnknownEffect(schemaOfRow)
+    const rowDecode = (at: number) => (cause: Schema.SchemaError) =>
+      new FalkorError({ reason: new RowDecode({ graph, command, row: at, column: firstPathKey(cause), cause }) })
     // The row counter belongs to one run: running the same stream again counts from 0.
     return Stream.suspend(() => {
       let index = 0
-      return rows(query, parameters, options).pipe(
-        Stream.mapEffect((row) => {
-          const at = index++
-          return decode(row.toObject()).pipe(
-            Effect.mapError(
-              (cause) =>
-                new FalkorError({
-                  reason: new RowDecode({ graph, command, row: at, column: firstPathKey(cause), cause })
-                })
-            )
-          )
+      // A row that failed after others of its chunk were decoded: those are emitted first, then this.
+      let failed: Effect.Effect<never, FalkorError, S["DecodingServices"]> | undefined
+      // The effectful path: rows from `from` on, one at a time; a failure after decoded rows is
+      // kept for the next step, so those rows are emitted first.
+      const decodeEach = (
+        chunk: ReadonlyArray<Row>,
+        from: number,
+        at: number,
+        decoded: Array<S["Type"]>,
+        first: Effect.Effect<S["Type"], Schema.SchemaError, S["DecodingServices"]>
+      ): Effect.Effect<Arr.NonEmptyReadonlyArray<S["Type"]>, FalkorError, S["DecodingServices"]> =>
+        Effect.suspend(() => {
+          let i = from
+          let rowAt = at
+          const step = (
+            current: Effect.Effect<S["Type"], Schema.SchemaError, S["DecodingServices"]>
+          ): Effect.Effect<Arr.NonEmptyReadonlyArray<S["Type"]>, FalkorError, S["DecodingServices"]> =>
+            Effect.flatMap(Effect.exit(Effect.mapError(current, rowDecode(rowAt))), (exit) => {
+              if (Exit.isFailure(exit)) {
+                const failure = Effect.failCause(exit.cause)
+                if (decoded.length === 0) return failure
+                failed = failure
+                return Effect.succeed(decoded as unknown as Arr.NonEmptyReadonlyArray<S["Type"]>)
+              }
+              decoded.push(exit.value)
+              if (++i === chunk.length) {
+                return Effect.succeed(decoded as unknown as Arr.NonEmptyReadonlyArray<S["Type"]>)
+              }
+              rowAt = index++
+              return step(decode(chunk[i]!.toObject()))
+            })
+          return step(first)
         })
+      return rows(query, parameters, options).pipe(
+        // A whole chunk per step: a schema without effects decodes to an `Exit` at once, so the rows
+        // of a chunk are decoded in one loop rather than one stream step and fiber turn per row.
+        Stream.mapArrayEffect(
+          (chunk): Effect.Effect<Arr.NonEmptyReadonlyArray<S["Type"]>, FalkorError, S["DecodingServices"]> => {
+            if (failed !== undefined) return failed
+            const decoded: Array<S["Type"]> = []
+            for (let i = 0; i < chunk.length; i++) {
+              const at = index++
+              const result = decode(chunk[i]!.toObject())
+              if (!Exit.isExit(result)) {
+                // Decoding needs effects (asynchrony): this row and the rest of the chunk one by one.
+                return decodeEach(chunk, i, at, decoded, result)
+              }
+              if (Exit.isFailure(result)) {
+                const failure = Effect.mapError(result, rowDecode(at)) as Effect.Effect<never, FalkorError>
+                if (decoded.length === 0) return failure
+                failed = failure
+                break
+              }
+              decoded.push(result.value)
+            }
+            return Effect.succeed(decoded as unknown as Arr.NonEmptyReadonlyArray<S["Type"]>)
+          }
+        ),
+        Stream.concat(Stream.suspend(() => (failed === undefined ? Stream.empty : Stream.fromEffect(failed))))
       )
     })
   }
