@@ -24,7 +24,14 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Cypher from "../Cypher.ts"
-import { decodeError, FalkorError, fromRedis, InvalidArgument, InvalidParameter } from "../FalkorError.ts"
+import {
+  decodeError,
+  FalkorError,
+  fromRedis,
+  InvalidArgument,
+  InvalidParameter,
+  UnknownSchemaId
+} from "../FalkorError.ts"
 import type { GraphOptions, QueryOptions, QueryResult } from "../Graph.ts"
 import { Header, Row } from "../Row.ts"
 import { decodeRow, type Envelope, isSchemaMiss, parseEnvelope } from "./CompactReply.ts"
@@ -120,14 +127,28 @@ export const decodeRange = (
   to: number,
   command: string
 ): Effect.Effect<Array<Row>, FalkorError> => {
+  const sent = namesAtSend.get(envelope)
   const out: Array<Row> = []
   const loop = (start: number): Effect.Effect<Array<Row>, FalkorError> =>
     Effect.suspend(() => {
+      // Replaced since the query was sent (checked again after every refresh): the reply's ids
+      // mean the names of then, and the new graph cannot be asked about them.
+      const stale = sent !== undefined && sent.generation !== schema.generation
+      const names = stale ? sent.lookup : schema.lookup
       const missSeq = schema.now
       try {
         for (let i = start; i < to; i++) {
-          const values = decodeRow(envelope.rows[i]!, i, header.columns, schema.lookup)
-          if (isSchemaMiss(values)) return Effect.flatMap(schema.ensure(values.kind, values.id, missSeq), () => loop(i))
+          const values = decodeRow(envelope.rows[i]!, i, header.columns, names)
+          if (isSchemaMiss(values)) {
+            if (stale) {
+              return Effect.fail(
+                new FalkorError({
+                  reason: new UnknownSchemaId({ graph: schema.graph, kind: values.kind, id: values.id })
+                })
+              )
+            }
+            return Effect.flatMap(schema.ensure(values.kind, values.id, missSeq), () => loop(i))
+          }
           out.push(new Row(header, values))
         }
         return Effect.succeed(out)
@@ -137,6 +158,14 @@ export const decodeRange = (
     })
   return loop(from)
 }
+
+/**
+ * Under the version check, the names the cache held when each reply's query was sent. The
+ * server ran the query at that schema version, so if the cache was replaced meanwhile (another
+ * client deleted and re-created the graph, and a concurrent query re-read it) the reply is
+ * decoded with these, never with the new graph's names.
+ */
+const namesAtSend = new WeakMap<Envelope, ReturnType<GraphSchema["snapshot"]>>()
 
 /** The whole result of a query reply: every row decoded. */
 export const decodeResult = (
@@ -236,6 +265,7 @@ export const makeSender = (
     return Effect.gen(function* () {
       for (let attempt = 0; ; attempt++) {
         const version = schema.version ?? 0
+        const sent = schema.snapshot()
         const reply = yield* exec(
           [...base, "version", String(version)],
           readOnly,
@@ -243,7 +273,11 @@ export const makeSender = (
           timeout.server,
           queryOptions?.readPreference
         )
-        if (!isMismatch(reply) || attempt >= 3) return yield* parse(reply, name, command)
+        if (!isMismatch(reply) || attempt >= 3) {
+          const envelope = yield* parse(reply, name, command)
+          namesAtSend.set(envelope, sent)
+          return envelope
+        }
         // Nothing ran: re-read the schema, note the server's version and send again.
         yield* schema.revalidate(reply[1])
       }

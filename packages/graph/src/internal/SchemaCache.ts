@@ -148,6 +148,16 @@ export class GraphSchema {
   /** The lookup the decoder uses. */
   readonly lookup: Names = (kind, id) => this.names[kind][id]
 
+  /**
+   * The names as they are now, kept by a reply sent under the version check: if the graph is
+   * replaced before that reply is decoded, the reply's ids still mean these (a replacement
+   * swaps in new lists; growth only appends).
+   */
+  snapshot(): { readonly generation: number; readonly lookup: Names } {
+    const names = this.names
+    return { generation: this.generation, lookup: (kind, id) => names[kind][id] }
+  }
+
   /** The known names of `kind`, in id order. */
   get(kind: SchemaKind): ReadonlyArray<string> {
     return this.names[kind]
