@@ -182,43 +182,46 @@ describe("SchemaCache", () => {
     }).pipe(Effect.provide(FalkorDB.layerFromRedisWith({ schemaVersionCheck: true })), Effect.provide(conn.layer))
   })
 
-  it.effect("a reply whose graph was replaced while it was on the wire is named as the server ran it (version check)", () => {
-    // Query A runs on the old graph (label 0 = Person) but its reply is held back; meanwhile the
-    // graph is replaced (label 0 = Movie) and query B's mismatch re-reads the schema. A must not
-    // read its label 0 with the new names.
-    let server = { hash: 111, labels: ["Person"], nodeLabel: 0 }
-    let hold: Deferred.Deferred<void> | undefined
-    const conn = scripted((cmd) => {
-      if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", server.labels))
-      if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["p"]))
-      if (Number(cmd[cmd.indexOf("version") + 1]) !== server.hash) {
-        return Effect.succeed(resp(`*2\n-version mismatch\n:${server.hash}\n`))
-      }
-      const reply = nodeReply([server.nodeLabel])
-      const held = hold
-      hold = undefined
-      return held === undefined ? Effect.succeed(reply) : Effect.as(Deferred.await(held), reply)
-    })
-    return Effect.gen(function* () {
-      const db = yield* FalkorDB.FalkorDB
-      const g = db.graph("g")
-      yield* g.roQuery("MATCH (n) RETURN n")
-      const gate = yield* Deferred.make<void>()
-      hold = gate
-      const a = yield* Effect.forkChild(g.roQuery("MATCH (n) RETURN n"))
-      while (hold !== undefined) yield* Effect.yieldNow
-      server = { hash: 222, labels: ["Movie", "Person"], nodeLabel: 0 }
-      const b = yield* g.roQuery("MATCH (n) RETURN n")
-      assert.deepStrictEqual((b.rows[0]!.get("n") as Node).labels, ["Movie"])
-      assert.strictEqual(g.schema.replacements, 1)
-      yield* Deferred.succeed(gate, undefined)
-      const held = yield* Fiber.join(a)
-      assert.deepStrictEqual((held.rows[0]!.get("n") as Node).labels, ["Person"])
-      // Later queries read the new graph with the new names.
-      const later = yield* g.roQuery("MATCH (n) RETURN n")
-      assert.deepStrictEqual((later.rows[0]!.get("n") as Node).labels, ["Movie"])
-    }).pipe(Effect.provide(FalkorDB.layerFromRedisWith({ schemaVersionCheck: true })), Effect.provide(conn.layer))
-  })
+  it.effect(
+    "a reply whose graph was replaced while it was on the wire is named as the server ran it (version check)",
+    () => {
+      // Query A runs on the old graph (label 0 = Person) but its reply is held back; meanwhile the
+      // graph is replaced (label 0 = Movie) and query B's mismatch re-reads the schema. A must not
+      // read its label 0 with the new names.
+      let server = { hash: 111, labels: ["Person"], nodeLabel: 0 }
+      let hold: Deferred.Deferred<void> | undefined
+      const conn = scripted((cmd) => {
+        if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", server.labels))
+        if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["p"]))
+        if (Number(cmd[cmd.indexOf("version") + 1]) !== server.hash) {
+          return Effect.succeed(resp(`*2\n-version mismatch\n:${server.hash}\n`))
+        }
+        const reply = nodeReply([server.nodeLabel])
+        const held = hold
+        hold = undefined
+        return held === undefined ? Effect.succeed(reply) : Effect.as(Deferred.await(held), reply)
+      })
+      return Effect.gen(function* () {
+        const db = yield* FalkorDB.FalkorDB
+        const g = db.graph("g")
+        yield* g.roQuery("MATCH (n) RETURN n")
+        const gate = yield* Deferred.make<void>()
+        hold = gate
+        const a = yield* Effect.forkChild(g.roQuery("MATCH (n) RETURN n"))
+        while (hold !== undefined) yield* Effect.yieldNow
+        server = { hash: 222, labels: ["Movie", "Person"], nodeLabel: 0 }
+        const b = yield* g.roQuery("MATCH (n) RETURN n")
+        assert.deepStrictEqual((b.rows[0]!.get("n") as Node).labels, ["Movie"])
+        assert.strictEqual(g.schema.replacements, 1)
+        yield* Deferred.succeed(gate, undefined)
+        const held = yield* Fiber.join(a)
+        assert.deepStrictEqual((held.rows[0]!.get("n") as Node).labels, ["Person"])
+        // Later queries read the new graph with the new names.
+        const later = yield* g.roQuery("MATCH (n) RETURN n")
+        assert.deepStrictEqual((later.rows[0]!.get("n") as Node).labels, ["Movie"])
+      }).pipe(Effect.provide(FalkorDB.layerFromRedisWith({ schemaVersionCheck: true })), Effect.provide(conn.layer))
+    }
+  )
 
   it.effect("N queries in flight that all hit a version mismatch share one re-read of the schema", () => {
     let server = { hash: 111, labels: ["Person"] }
