@@ -50,6 +50,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import { fromRedis, fromServer } from "./FalkorError.ts"
 import { command as bulkCommand, header as encodeHeader, ValueProblem, Writer } from "./internal/BulkEncoder.ts"
+import { baseName, type Column, columnsOf, inputName } from "./internal/BulkColumns.ts"
 import * as BulkSources from "./internal/BulkSources.ts"
 import { type ColumnType, keyOf, writeText, writeValue } from "./internal/BulkValues.ts"
 import {
@@ -228,26 +229,11 @@ const MB = 1_000_000
 
 const fail = (reason: LoadErrorReason) => Effect.fail(new LoadError({ reason }))
 
-const baseName = (path: string) => {
-  const file = path.split(/[\\/]/).pop() ?? path
-  const dot = file.indexOf(".")
-  return dot > 0 ? file.slice(0, dot) : file
-}
-
-const inputName = (input: Input) => (input._tag === "Records" ? input.name : input.path)
-
 /** One token being filled: its header and the entities after it. */
 interface Token {
   readonly header: Uint8Array
   readonly body: Writer
   entities: number
-}
-
-/** The entity bytes of one row and what it is. */
-interface Column {
-  readonly name: string
-  readonly index: number
-  readonly type: ColumnType
 }
 
 /**
@@ -466,50 +452,6 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
             visitObject
           )
       }
-    }
-
-    /** Columns and their types, with the key/endpoint columns picked out. */
-    const columnsOf = (
-      names: ReadonlyArray<string>,
-      source: string,
-      roles: ReadonlyArray<{ readonly option: string; readonly name: string | undefined; readonly fallback: number }>,
-      types: NodeInput["types"],
-      keepRole: (name: string) => boolean
-    ): { readonly roles: ReadonlyArray<number>; readonly properties: ReadonlyArray<Column> } | LoadErrorReason => {
-      const roleIndexes: Array<number> = []
-      for (const role of roles) {
-        const index = role.name === undefined ? role.fallback : names.indexOf(role.name)
-        if (index < 0 || index >= names.length) {
-          return new InvalidSource({
-            source,
-            detail:
-              role.name === undefined
-                ? `the header has ${names.length} columns; the ${role.option} column is column ${role.fallback + 1}`
-                : `no column ${JSON.stringify(role.name)} for ${role.option} (columns: ${names.join(", ")})`
-          })
-        }
-        roleIndexes.push(index)
-      }
-      const properties: Array<Column> = []
-      for (let index = 0; index < names.length; index++) {
-        const name = names[index]!
-        const type = types?.[name] ?? "infer"
-        if (type === "ignore") continue
-        if (roleIndexes.includes(index) && !keepRole(name)) continue
-        if (name.length === 0) return new InvalidSource({ source, detail: `column ${index + 1} has no name` })
-        if (name.includes("\u0000"))
-          return new InvalidSource({ source, detail: `column ${index + 1}'s name contains NUL` })
-        properties.push({ name, index, type })
-      }
-      for (const name of Object.keys(types ?? {})) {
-        if (!names.includes(name)) {
-          return new InvalidSource({
-            source,
-            detail: `a type is given for column ${JSON.stringify(name)}, which the header lacks`
-          })
-        }
-      }
-      return { roles: roleIndexes, properties }
     }
 
     const openToken = (name: string, properties: ReadonlyArray<Column>): Token => ({

@@ -1,0 +1,66 @@
+// What both loaders of files (BulkLoader through GRAPH.BULK, IngestFiles through Cypher) read
+// from an input's header the same way: labels and types from file names, and which columns are
+// the key or the endpoints and which are properties. Shared so the two build the same graph.
+import type { Input, NodeInput } from "../BulkLoader.ts"
+import { InvalidSource, type LoadErrorReason } from "../LoadError.ts"
+import type { ColumnType } from "./BulkValues.ts"
+
+/** A property column: its name, its position in the row, its type. */
+export interface Column {
+  readonly name: string
+  readonly index: number
+  readonly type: ColumnType
+}
+
+/** The file's name up to its first dot: the default label or relationship type. */
+export const baseName = (path: string): string => {
+  const file = path.split(/[\\/]/).pop() ?? path
+  const dot = file.indexOf(".")
+  return dot > 0 ? file.slice(0, dot) : file
+}
+
+/** The name an input goes by in errors. */
+export const inputName = (input: Input): string => (input._tag === "Records" ? input.name : input.path)
+
+/** Columns and their types, with the key/endpoint columns picked out. */
+export const columnsOf = (
+  names: ReadonlyArray<string>,
+  source: string,
+  roles: ReadonlyArray<{ readonly option: string; readonly name: string | undefined; readonly fallback: number }>,
+  types: NodeInput["types"],
+  keepRole: (name: string) => boolean
+): { readonly roles: ReadonlyArray<number>; readonly properties: ReadonlyArray<Column> } | LoadErrorReason => {
+  const roleIndexes: Array<number> = []
+  for (const role of roles) {
+    const index = role.name === undefined ? role.fallback : names.indexOf(role.name)
+    if (index < 0 || index >= names.length) {
+      return new InvalidSource({
+        source,
+        detail:
+          role.name === undefined
+            ? `the header has ${names.length} columns; the ${role.option} column is column ${role.fallback + 1}`
+            : `no column ${JSON.stringify(role.name)} for ${role.option} (columns: ${names.join(", ")})`
+      })
+    }
+    roleIndexes.push(index)
+  }
+  const properties: Array<Column> = []
+  for (let index = 0; index < names.length; index++) {
+    const name = names[index]!
+    const type = types?.[name] ?? "infer"
+    if (type === "ignore") continue
+    if (roleIndexes.includes(index) && !keepRole(name)) continue
+    if (name.length === 0) return new InvalidSource({ source, detail: `column ${index + 1} has no name` })
+    if (name.includes("\u0000")) return new InvalidSource({ source, detail: `column ${index + 1}'s name contains NUL` })
+    properties.push({ name, index, type })
+  }
+  for (const name of Object.keys(types ?? {})) {
+    if (!names.includes(name)) {
+      return new InvalidSource({
+        source,
+        detail: `a type is given for column ${JSON.stringify(name)}, which the header lacks`
+      })
+    }
+  }
+  return { roles: roleIndexes, properties }
+}
