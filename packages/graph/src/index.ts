@@ -42,6 +42,8 @@ export * as Indexes from "./Indexes.ts"
 /** @since 0.1.0 */
 export * as Ingest from "./Ingest.ts"
 /** @since 0.1.0 */
+export * as IngestFiles from "./IngestFiles.ts"
+/** @since 0.1.0 */
 export * as LoadError from "./LoadError.ts"
 /** @since 0.1.0 */
 export * as MigrationError from "./MigrationError.ts"
