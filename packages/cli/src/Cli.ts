@@ -4,7 +4,9 @@
  * - `query -g <graph> <cypher> [--param k=v]… [--format table|json|csv] [--ro]`
  * - `explain -g <graph> <cypher>` / `profile -g <graph> <cypher>`: the plan as an indented tree
  * - `load -g <graph> --nodes [Label=]file… --relationships [TYPE=]file…`: the `GRAPH.BULK`
- *   loader, with a progress bar on a terminal and plain lines when piped
+ *   loader, with a progress bar on a terminal and plain lines when piped; `--ingest` loads the
+ *   same files through batched Cypher queries instead (`IngestFiles`), for a server that
+ *   refuses `GRAPH.BULK`
  * - `graphs list` / `graphs delete <graph>` / `graphs copy <from> <to>`
  * - `info`: server, module and query counts
  * - `migrate -g <graph> <folder>`: the folder's migrations not applied yet (`GraphMigrator`)
@@ -33,6 +35,7 @@ import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
 import { isFalkorError } from "@effect-falkordb/graph/FalkorError"
 import type { Parameters } from "@effect-falkordb/graph/Graph"
 import * as GraphMigrator from "@effect-falkordb/graph/GraphMigrator"
+import * as IngestFiles from "@effect-falkordb/graph/IngestFiles"
 import { isLoadError } from "@effect-falkordb/graph/LoadError"
 import { isMigrationError } from "@effect-falkordb/graph/MigrationError"
 import { isRedisError } from "@effect-falkordb/redis/RedisError"
@@ -228,6 +231,16 @@ const load = Command.make(
     maxBufferSize: Flag.Int("max-buffer-size").pipe(
       Flag.withDescription("largest GRAPH.BULK command, in MB (default 64)"),
       Flag.withDefault(64)
+    ),
+    ingest: Flag.Boolean("ingest").pipe(
+      Flag.withDescription(
+        "load through batched Cypher queries (UNWIND … CREATE) instead of GRAPH.BULK: slower, for a server or ACL that refuses GRAPH.BULK"
+      ),
+      Flag.withDefault(false)
+    ),
+    batchSize: Flag.Int("batch-size").pipe(
+      Flag.withDescription("rows per query with --ingest (default 1000)"),
+      Flag.withDefault(1000)
     )
   },
   (input) =>
@@ -236,6 +249,8 @@ const load = Command.make(
         const tty = process.stderr.isTTY === true
         let lastDraw = 0
         let lastCommands = 0
+        // A confirmed step: a GRAPH.BULK command, or with --ingest one batch (query).
+        const unit = input.ingest ? "batch" : "command"
         const draw = (p: BulkLoader.Progress, final: boolean) =>
           Effect.sync(() => {
             const counts = `${p.nodes} nodes, ${p.relationships} relationships`
@@ -248,12 +263,12 @@ const load = Command.make(
             } else if (p.commands > lastCommands) {
               lastCommands = p.commands
               process.stderr.write(
-                `loaded ${p.commands} command${p.commands === 1 ? "" : "s"}: ${counts} (${Format.bytes(p.bytesRead)} of ${Format.bytes(p.bytesTotal)} read)\n`
+                `loaded ${p.commands} ${unit}${p.commands === 1 ? "" : unit === "batch" ? "es" : "s"}: ${counts} (${Format.bytes(p.bytesRead)} of ${Format.bytes(p.bytesTotal)} read)\n`
               )
             }
           })
         let last: BulkLoader.Progress | undefined
-        const summary = yield* BulkLoader.load(db.connection, input.graph, {
+        const inputs = {
           nodes: input.nodes.map((spec) => {
             const { name, input: file } = inputSpec(spec, input.delimiter)
             return { label: name, input: file }
@@ -262,18 +277,27 @@ const load = Command.make(
             const { name, input: file } = inputSpec(spec, input.delimiter)
             return { type: name, input: file }
           }),
-          maxBufferSize: input.maxBufferSize * 1_000_000,
-          onProgress: (p) => {
+          onProgress: (p: BulkLoader.Progress) => {
             last = p
             return draw(p, false)
           }
-        }).pipe(Effect.ensuring(Effect.suspend(() => (last !== undefined && tty ? draw(last, true) : Effect.void))))
+        }
+        const loading = input.ingest
+          ? IngestFiles.load(db, input.graph, { ...inputs, batchSize: input.batchSize })
+          : BulkLoader.load(db.connection, input.graph, { ...inputs, maxBufferSize: input.maxBufferSize * 1_000_000 })
+        const summary = yield* loading.pipe(
+          Effect.ensuring(Effect.suspend(() => (last !== undefined && tty ? draw(last, true) : Effect.void)))
+        )
         yield* Console.log(
-          `graph ${summary.graph}: ${summary.nodes} nodes, ${summary.relationships} relationships in ${summary.commands} GRAPH.BULK command${summary.commands === 1 ? "" : "s"}`
+          `graph ${summary.graph}: ${summary.nodes} nodes, ${summary.relationships} relationships in ${summary.commands} ${input.ingest ? "Ingest batch" : "GRAPH.BULK command"}${summary.commands === 1 ? "" : input.ingest ? "es" : "s"}`
         )
       })
     )
-).pipe(Command.withDescription("build a new graph from node and relationship files (GRAPH.BULK)"))
+).pipe(
+  Command.withDescription(
+    "build a new graph from node and relationship files (GRAPH.BULK; --ingest: batched Cypher queries)"
+  )
+)
 
 const graphs = Command.make("graphs").pipe(
   Command.withDescription("list, delete and copy graphs"),

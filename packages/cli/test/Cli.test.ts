@@ -153,6 +153,57 @@ describe.skipIf(!url)("effect-falkordb (the built binary) against a real FalkorD
     }
   })
 
+  it("load --ingest: the same files through batched Cypher, progress per batch; errors typed", () => {
+    const g = graph("ingest")
+    const dir = tmp({
+      "Person.csv": "id,name,score\n1,Ann,1.0\n2,Bob,2.5\n3,Cy,3\n",
+      "KNOWS.csv": "a,b,since\n1,2,2001\n2,3,2002\n",
+      "Bad.csv": "a,b\n1,9\n"
+    })
+    try {
+      const args = ["load", "-g", g, "--ingest", "--batch-size", "2", "--nodes", Path.join(dir, "Person.csv")]
+      const loaded = cli([...args, "--relationships", Path.join(dir, "KNOWS.csv")])
+      assert.strictEqual(loaded.code, 0, loaded.stderr)
+      assert.strictEqual(loaded.stdout, `graph ${g}: 3 nodes, 2 relationships in 3 Ingest batches\n`)
+      // Two batches in flight: a line may count both; the last one is the whole load.
+      const lines = loaded.stderr.trimEnd().split("\n")
+      for (const line of lines)
+        assert.match(line, /^loaded \d+ batch(es)?: \d+ nodes, \d+ relationships \(\d+ B of 69 B read\)$/)
+      assert.strictEqual(lines[lines.length - 1], "loaded 3 batches: 3 nodes, 2 relationships (69 B of 69 B read)")
+      const typed = cli([
+        "query",
+        "-g",
+        g,
+        "MATCH (p:Person) RETURN p.id AS id, typeOf(p.score) AS t ORDER BY id",
+        "-f",
+        "csv"
+      ])
+      assert.strictEqual(typed.stdout, "id,t\n1,Float\n2,Float\n3,Integer\n")
+      const knows = cli([
+        "query",
+        "-g",
+        g,
+        "MATCH (a)-[k:KNOWS]->(b) RETURN a.id AS a, b.id AS b, k.since AS s ORDER BY a",
+        "-f",
+        "csv"
+      ])
+      assert.strictEqual(knows.stdout, "a,b,s\n1,2,2001\n2,3,2002\n")
+      const again = cli(args)
+      assert.strictEqual(again.code, 1)
+      assert.include(again.stderr, "already exists")
+      assert.strictEqual(cli(["graphs", "delete", g]).code, 0)
+      const unknown = cli([...args, "--relationships", `KNOWS=${Path.join(dir, "Bad.csv")}`])
+      assert.strictEqual(unknown.code, 1)
+      assert.include(unknown.stderr, "Bad.csv:2")
+      assert.strictEqual(cli(["graphs", "delete", g]).code, 0)
+      const missing = cli(["load", "-g", g, "--ingest", "--nodes", Path.join(dir, "Nope.csv")])
+      assert.strictEqual(missing.code, 1)
+      assert.include(missing.stderr, "Nope.csv")
+    } finally {
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("load on a terminal (a pseudo-terminal from script): a progress bar redrawn in place", () => {
     const g = graph("tty")
     const rows = ["id,v"]
