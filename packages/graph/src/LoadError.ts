@@ -193,7 +193,7 @@ export class BulkUnsupported extends Data.TaggedError("BulkUnsupported")<{
     return `the server refused GRAPH.BULK for graph ${JSON.stringify(this.graph)}: ${this.serverMessage}`
   }
   get hint(): string {
-    return "load through Ingest instead (batched UNWIND … CREATE queries, any server that runs Cypher): `effect-falkordb load --ingest` on the command line"
+    return "load the same inputs through Cypher instead (batched UNWIND … CREATE queries, any server that runs Cypher): `IngestFiles.load`, or `effect-falkordb load --ingest` on the command line"
   }
   get isRetryable(): boolean {
     return false
