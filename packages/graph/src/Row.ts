@@ -14,14 +14,22 @@ import { type FalkorMap, type FalkorValue, makeMap } from "./Value.ts"
  */
 export class Header {
   readonly columns: ReadonlyArray<string>
-  private readonly index: ReadonlyMap<string, number>
+  /**
+   * Made on the first lookup by alias (a header is made per query, and many results are never
+   * read by alias); not enumerable, so a header compares equal whether it was looked up or not.
+   */
+  declare private index: ReadonlyMap<string, number> | undefined
   constructor(columns: ReadonlyArray<string>) {
     this.columns = columns
-    this.index = new Map(columns.map((name, i) => [name, i]))
   }
   /** The position of `alias`, or -1. */
   indexOf(alias: string): number {
-    return this.index.get(alias) ?? -1
+    let index = this.index
+    if (index === undefined) {
+      index = new Map(this.columns.map((name, i) => [name, i]))
+      Object.defineProperty(this, "index", { value: index })
+    }
+    return index.get(alias) ?? -1
   }
 }
 

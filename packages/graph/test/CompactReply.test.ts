@@ -207,6 +207,72 @@ describe("CompactReply", () => {
     ])
   })
 
+  it("reads statistics from bytes exactly as from text: every name, number shape and unit", () => {
+    // Lines as bulk strings are read from their bytes; as simple strings, through the text path.
+    const numbers = [
+      "0",
+      "1",
+      "007",
+      "12",
+      "0.300696",
+      "1.5",
+      "0.1",
+      "123456789012345",
+      "1234567890123456",
+      "0.30000000000000004",
+      "9007199254740993",
+      "1e3",
+      "0x10",
+      "",
+      "1.",
+      ".5",
+      "-1",
+      "+2",
+      "0.0000000000000000000001",
+      "0.00000000000000000000001",
+      "3.14159265358979",
+      "1_000",
+      "NaN"
+    ]
+    for (let i = 0; i < 200; i++) numbers.push(String(Math.random() * 10 ** Math.floor(Math.random() * 8)))
+    for (let i = 0; i < 200; i++) numbers.push((Math.random() * 1000).toFixed(Math.floor(Math.random() * 8)))
+    const names = [
+      "Labels added",
+      "Labels removed",
+      "Nodes created",
+      "Nodes deleted",
+      "Properties set",
+      "Properties removed",
+      "Relationships created",
+      "Relationships deleted",
+      "Indices created",
+      "Indices deleted",
+      "Constraints created",
+      "Constraints deleted",
+      "Cached execution",
+      "Query internal execution time",
+      "Graph version",
+      "Something new",
+      "Nodes create",
+      "nodes created"
+    ]
+    for (const [i, value] of numbers.entries()) {
+      const lines = [
+        ...names.map((name, k) => `${name}: ${numbers[(i + k) % numbers.length]}`),
+        `Query internal execution time: ${value} milliseconds`,
+        "no colon here",
+        "trailing:",
+        "Nodes created:5",
+        "héllo: 1",
+        "\uFEFFNodes created: 2"
+      ]
+      const fromBytes = CompactReply.parseStatistics(lines.map((line) => new TextEncoder().encode(line)))
+      const fromText = CompactReply.parseStatistics(lines)
+      assert.deepStrictEqual(fromBytes, fromText, value)
+      assert.isTrue(Object.is(fromBytes.executionTimeMs, Number(value)), value)
+    }
+  })
+
   it("fails with a typed error naming row and column on unknown type codes and malformed payloads", () => {
     const header = "*3\n*2\n*2\n:1\n$1\na\n*2\n:1\n$1\nb\n"
     const bad = (cell: string) =>

@@ -95,6 +95,41 @@ describe("SchemaCache", () => {
     }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
   })
 
+  it.effect("a miss in a later row keeps the rows decoded before it, in order, and the header equal", () => {
+    let labels = ["A"]
+    const node = (labelId: number) => `*1\n*2\n:8\n*3\n:${labelId}\n*1\n:${labelId}\n*1\n*3\n:0\n:3\n:${labelId}\n`
+    const rows = [0, 0, 1, 0]
+    const reply = () => resp(`*3\n*1\n*2\n:1\n$1\nn\n*${rows.length}\n${rows.map(node).join("")}${stats}`)
+    const conn = scripted((cmd) => {
+      if (cmd[2] === "CALL db.labels()") return Effect.succeed(nameList("label", labels))
+      if (cmd[2] === "CALL db.labels() YIELD label RETURN label SKIP 1")
+        return Effect.succeed(nameList("label", labels.slice(1)))
+      if (cmd[2] === "CALL db.propertyKeys()") return Effect.succeed(nameList("propertyKey", ["p"]))
+      return Effect.succeed(reply())
+    })
+    return Effect.gen(function* () {
+      const db = yield* FalkorDB.FalkorDB
+      // The first query learns "A" only (label 1 is then refreshed: labels grows in between).
+      yield* db.graph("g").query("MATCH (n) RETURN n LIMIT 0").pipe(Effect.ignore)
+      labels = ["A", "B"]
+      const first = yield* db.graph("g").query("q")
+      assert.deepStrictEqual(
+        first.rows.map((row) => (row.getAt(0) as Node).labels),
+        [["A"], ["A"], ["B"], ["A"]]
+      )
+      assert.deepStrictEqual(
+        first.rows.map((row) => (row.getAt(0) as Node).properties),
+        [{ p: 0 }, { p: 0 }, { p: 1 }, { p: 0 }]
+      )
+      // A header looked up by alias equals one that was not.
+      const second = yield* db.graph("g").query("q")
+      assert.strictEqual(first.rows[3]!.get("n"), first.rows[3]!.getAt(0))
+      assert.deepStrictEqual(first, second)
+      assert.strictEqual(second.header.indexOf("n"), 0)
+      assert.strictEqual(second.header.indexOf("m"), -1)
+    }).pipe(Effect.provide(FalkorDB.layerFromRedis), Effect.provide(conn.layer))
+  })
+
   it.effect("an id the server does not know either fails with UnknownSchemaId, never a placeholder", () => {
     const conn = scripted((cmd) =>
       Effect.succeed(

@@ -69,8 +69,90 @@ const checkStatistics = (reply: Reply): ReadonlyArray<Uint8Array | string> => {
   return reply as ReadonlyArray<Uint8Array | string>
 }
 
+/** The statistics the server sends, in the order of `Field`; matched by their bytes, never decoded. */
+const STATISTIC_NAMES = [
+  "Labels added",
+  "Labels removed",
+  "Nodes created",
+  "Nodes deleted",
+  "Properties set",
+  "Properties removed",
+  "Relationships created",
+  "Relationships deleted",
+  "Indices created",
+  "Indices deleted",
+  "Constraints created",
+  "Constraints deleted",
+  "Cached execution",
+  "Query internal execution time",
+  "Graph version"
+] as const
+const STATISTIC_BYTES = STATISTIC_NAMES.map((name) => Uint8Array.from(name, (c) => c.charCodeAt(0)))
+
+/** The exact powers of ten (up to 1e22 every one is a double without rounding). */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, i) => 10 ** i)
+
+/** The index in `STATISTIC_NAMES` of the name `line[0, colon)`, or -1. */
+const knownStatistic = (line: Uint8Array, colon: number): number => {
+  for (let k = 0; k < STATISTIC_BYTES.length; k++) {
+    const name = STATISTIC_BYTES[k]!
+    if (name.length !== colon) continue
+    let i = 0
+    while (i < colon && line[i] === name[i]) i++
+    if (i === colon) return k
+  }
+  return -1
+}
+
+/** ASCII bytes `[from, to)` as a string (the caller checked they are ASCII). */
+const ascii = (line: Uint8Array, from: number, to: number): string => {
+  if (to - from > 16) return decodeUtf8(line.subarray(from, to))
+  let out = ""
+  for (let i = from; i < to; i++) out += String.fromCharCode(line[i]!)
+  return out
+}
+
 /**
- * Reads checked statistics lines: cannot fail. Counters go to locals and the result is built
+ * The number `Number(value)` gives for the ASCII bytes `[from, to)` of `value`. Plain decimals
+ * of at most 15 significant digits and 22 decimals are read from the bytes: the digits make an
+ * exact integer and the power of ten is exact, so the one division is correctly rounded, as
+ * `Number` is. Anything else goes to `Number`.
+ */
+const statisticNumber = (line: Uint8Array, from: number, to: number, value: string): number => {
+  let mantissa = 0
+  let digits = 0
+  let decimals = -1
+  for (let i = from; i < to; i++) {
+    const c = line[i]!
+    if (c >= 48 && c <= 57) {
+      if (mantissa !== 0 || c !== 48) digits++
+      mantissa = mantissa * 10 + (c - 48)
+      if (decimals !== -1) decimals++
+    } else if (c === 46 && decimals === -1 && i > from) decimals = 0
+    else return Number(value)
+  }
+  if (from === to || decimals === 0 || digits > 15 || decimals > 22) return Number(value)
+  return decimals === -1 ? mantissa : mantissa / POWERS_OF_TEN[decimals]!
+}
+
+/**
+ * Where `": "` is in an all-ASCII line; -1 when it is not there or a byte is not ASCII (such a
+ * line is read as text).
+ */
+const asciiColon = (line: Uint8Array): number => {
+  let colon = -1
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!
+    if (c >= 0x80) return -1
+    if (colon === -1 && c === 58 && line[i + 1] === 32) colon = i
+  }
+  return colon
+}
+
+/**
+ * Reads checked statistics lines: cannot fail. A line of ASCII bytes (all the server sends) is
+ * read from its bytes: the name matched against the known ones, the number parsed without a
+ * string in between, as this runs once per query. Counters go to locals and the result is built
  * once with a fixed shape (an object filled by computed keys turns into a slow dictionary).
  */
 const readStatistics = (lines: ReadonlyArray<Uint8Array | string>): Statistics => {
@@ -91,63 +173,82 @@ const readStatistics = (lines: ReadonlyArray<Uint8Array | string>): Statistics =
   let graphVersion: number | undefined
   const entries: Array<readonly [string, string]> = new Array(lines.length)
   for (let i = 0; i < lines.length; i++) {
-    const line = text(lines[i]!)!
-    const colon = line.indexOf(": ")
-    if (colon === -1) {
-      // Unknown shape: kept, never fatal.
-      entries[i] = [line, ""]
-      continue
+    const line = lines[i]!
+    let known: number
+    let value: string
+    let number: number
+    const colon = typeof line === "string" ? -1 : asciiColon(line)
+    if (colon !== -1) {
+      const bytes = line as Uint8Array
+      // The value is the first token after ": " (a unit may follow).
+      let end = colon + 2
+      while (end < bytes.length && bytes[end] !== 32) end++
+      known = knownStatistic(bytes, colon)
+      value = ascii(bytes, colon + 2, end)
+      entries[i] = [known === -1 ? ascii(bytes, 0, colon) : STATISTIC_NAMES[known], value]
+      if (known === -1) continue
+      number = known === 12 ? 0 : statisticNumber(bytes, colon + 2, end, value)
+    } else {
+      const text_ = text(line)!
+      const at = text_.indexOf(": ")
+      if (at === -1) {
+        // Unknown shape: kept, never fatal.
+        entries[i] = [text_, ""]
+        continue
+      }
+      const name = text_.slice(0, at)
+      const space = text_.indexOf(" ", at + 2)
+      value = space === -1 ? text_.slice(at + 2) : text_.slice(at + 2, space)
+      entries[i] = [name, value]
+      known = (STATISTIC_NAMES as ReadonlyArray<string>).indexOf(name)
+      if (known === -1) continue
+      number = known === 12 ? 0 : Number(value)
     }
-    const name = line.slice(0, colon)
-    // The value is the first token after ": " (a unit may follow).
-    const space = line.indexOf(" ", colon + 2)
-    const value = space === -1 ? line.slice(colon + 2) : line.slice(colon + 2, space)
-    entries[i] = [name, value]
-    switch (name) {
-      case "Labels added":
-        labelsAdded = Number(value)
+    switch (known) {
+      case 0:
+        labelsAdded = number
         break
-      case "Labels removed":
-        labelsRemoved = Number(value)
+      case 1:
+        labelsRemoved = number
         break
-      case "Nodes created":
-        nodesCreated = Number(value)
+      case 2:
+        nodesCreated = number
         break
-      case "Nodes deleted":
-        nodesDeleted = Number(value)
+      case 3:
+        nodesDeleted = number
         break
-      case "Properties set":
-        propertiesSet = Number(value)
+      case 4:
+        propertiesSet = number
         break
-      case "Properties removed":
-        propertiesRemoved = Number(value)
+      case 5:
+        propertiesRemoved = number
         break
-      case "Relationships created":
-        relationshipsCreated = Number(value)
+      case 6:
+        relationshipsCreated = number
         break
-      case "Relationships deleted":
-        relationshipsDeleted = Number(value)
+      case 7:
+        relationshipsDeleted = number
         break
-      case "Indices created":
-        indicesCreated = Number(value)
+      case 8:
+        indicesCreated = number
         break
-      case "Indices deleted":
-        indicesDeleted = Number(value)
+      case 9:
+        indicesDeleted = number
         break
-      case "Constraints created":
-        constraintsCreated = Number(value)
+      case 10:
+        constraintsCreated = number
         break
-      case "Constraints deleted":
-        constraintsDeleted = Number(value)
+      case 11:
+        constraintsDeleted = number
         break
-      case "Cached execution":
+      case 12:
         cachedExecution = value === "1"
         break
-      case "Query internal execution time":
-        executionTimeMs = Number(value)
+      case 13:
+        executionTimeMs = number
         break
-      case "Graph version":
-        graphVersion = Number(value)
+      case 14:
+        graphVersion = number
         break
     }
   }

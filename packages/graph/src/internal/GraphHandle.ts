@@ -88,8 +88,9 @@ const wholeResult = (context: Context, command: QueryCommand, spanName: string) 
     Spans.traced(
       spanName,
       () => ({ ...attributes, ...textAttributes(context, query) }),
+      // Run inside the span's thunk, so built per run: the reply is parsed and decoded in one step.
       () =>
-        Effect.flatMap(context.sender.send(command, query, parameters, options), (envelope) =>
+        context.sender.sendThen(command, query, parameters, options, (envelope) =>
           QueryPath.decodeResult(context.schema, envelope, command)
         ),
       (result, span) => {

@@ -111,9 +111,20 @@ export const placed = (e: unknown, graph: string | undefined, command: string): 
   return decodeError(reason.detail, { graph, command, row: reason.row, column: reason.column })
 }
 
+/** Parses a query reply's envelope; the error placed on the graph and command. */
+const parseOrError = (reply: Reply, graph: string, command: string): Envelope | FalkorError => {
+  try {
+    return parseEnvelope(reply, graph, command)
+  } catch (e) {
+    return placed(e, graph, command)
+  }
+}
+
 /** Parses a query reply's envelope. */
-export const parse = (reply: Reply, graph: string, command: string): Effect.Effect<Envelope, FalkorError> =>
-  Effect.try({ try: () => parseEnvelope(reply, graph, command), catch: (e) => placed(e, graph, command) })
+export const parse = (reply: Reply, graph: string, command: string): Effect.Effect<Envelope, FalkorError> => {
+  const envelope = parseOrError(reply, graph, command)
+  return envelope instanceof FalkorError ? Effect.fail(envelope) : Effect.succeed(envelope)
+}
 
 /**
  * Decodes rows [from, to) synchronously; a row that names an unknown id waits for one
@@ -167,19 +178,45 @@ export const decodeRange = (
  */
 const namesAtSend = new WeakMap<Envelope, ReturnType<GraphSchema["snapshot"]>>()
 
-/** The whole result of a query reply: every row decoded. */
+/**
+ * The whole result of a query reply: every row decoded. The rows are first decoded at once
+ * (every name known, the common case: no effect per step); a row that names an unknown id
+ * continues on `decodeRange`, which waits for the refresh. A reply sent under the version
+ * check goes to `decodeRange` whole (its names may be those of when it was sent).
+ */
 export const decodeResult = (
   schema: GraphSchema,
   envelope: Envelope,
   command: string
 ): Effect.Effect<QueryResult, FalkorError> => {
   const header = new Header(envelope.columns)
-  return Effect.map(
-    decodeRange(schema, envelope, header, 0, envelope.rows.length, command),
-    // Statistics as a plain property: an own getter (to read them lazily) costs more per
-    // object than reading them.
-    (rows): QueryResult => ({ header, columns: header.columns, rows, statistics: envelope.statistics })
-  )
+  // Statistics as a plain property: an own getter (to read them lazily) costs more per
+  // object than reading them.
+  const result = (rows: Array<Row>): QueryResult => ({
+    header,
+    columns: header.columns,
+    rows,
+    statistics: envelope.statistics
+  })
+  const total = envelope.rows.length
+  if (namesAtSend.has(envelope)) return Effect.map(decodeRange(schema, envelope, header, 0, total, command), result)
+  const rows: Array<Row> = new Array(total)
+  try {
+    for (let i = 0; i < total; i++) {
+      const values = decodeRow(envelope.rows[i]!, i, header.columns, schema.lookup)
+      if (isSchemaMiss(values)) {
+        rows.length = i
+        return Effect.map(decodeRange(schema, envelope, header, i, total, command), (rest) => {
+          for (const row of rest) rows.push(row)
+          return result(rows)
+        })
+      }
+      rows[i] = new Row(header, values)
+    }
+    return Effect.succeed(result(rows))
+  } catch (e) {
+    return Effect.fail(placed(e, schema.graph, command))
+  }
 }
 
 const isMismatch = (reply: Reply): reply is readonly [ErrorReply, number | bigint] =>
@@ -207,6 +244,17 @@ export interface Sender {
   ) => Effect.Effect<Envelope, FalkorError>
   /** `sendOnce`, retried for read-only queries when a retry policy is set. */
   readonly send: Sender["sendOnce"]
+  /**
+   * `send`, then `then` on the envelope. Without a retry policy or the version check (the
+   * common case) the reply is parsed and handed to `then` in the one step that receives it.
+   */
+  readonly sendThen: <A>(
+    command: QueryCommand,
+    query: string | Cypher.Query,
+    parameters: object | undefined,
+    options: QueryOptions | undefined,
+    then: (envelope: Envelope) => Effect.Effect<A, FalkorError>
+  ) => Effect.Effect<A, FalkorError>
   /**
    * Sends a query whose reply is streamed (`executeStreamed`, depth 2: the header, each row
    * and the statistics as they arrive); `undefined` when the graph's options need the whole
@@ -246,8 +294,13 @@ export const makeSender = (
     return followPrimary === undefined ? sent : Effect.tap(sent, () => followPrimary)
   }
 
-  /** Sends a resolved query text. */
-  const sendText = (command: QueryCommand, text: string, queryOptions: QueryOptions | undefined) => {
+  /** Sends a resolved query text and continues with `then` on the envelope (see `sendThen`). */
+  const sendText = <A>(
+    command: QueryCommand,
+    text: string,
+    queryOptions: QueryOptions | undefined,
+    then: (envelope: Envelope) => Effect.Effect<A, FalkorError>
+  ): Effect.Effect<A, FalkorError> => {
     const timeout = timeoutArgs(queryOptions, name, command)
     if (timeout instanceof FalkorError) return Effect.fail(timeout)
     const readOnly = command === "GRAPH.RO_QUERY"
@@ -259,10 +312,24 @@ export const makeSender = (
       // The common path, kept free of generator machinery: it runs once per query.
       return Effect.flatMap(
         exec(base, readOnly, timeout.client, timeout.server, queryOptions?.readPreference),
-        (reply) => parse(reply, name, command)
+        (reply) => {
+          const envelope = parseOrError(reply, name, command)
+          return envelope instanceof FalkorError ? Effect.fail(envelope) : then(envelope)
+        }
       )
     }
-    return Effect.gen(function* () {
+    return Effect.flatMap(sendChecked(command, base, readOnly, timeout, queryOptions), then)
+  }
+
+  /** Sends with the schema-version check: a mismatch revalidates the schema and sends again. */
+  const sendChecked = (
+    command: QueryCommand,
+    base: ReadonlyArray<string>,
+    readOnly: boolean,
+    timeout: TimeoutArgs,
+    queryOptions: QueryOptions | undefined
+  ): Effect.Effect<Envelope, FalkorError> =>
+    Effect.gen(function* () {
       for (let attempt = 0; ; attempt++) {
         const version = schema.version ?? 0
         const sent = schema.snapshot()
@@ -282,13 +349,14 @@ export const makeSender = (
         yield* schema.revalidate(reply[1])
       }
     })
-  }
 
   const sendOnce: Sender["sendOnce"] = (command, query, parameters, queryOptions) =>
     // A plain text without parameters has nothing to resolve.
     typeof query === "string" && parameters === undefined
-      ? Effect.suspend(() => sendText(command, query, queryOptions))
-      : Effect.flatMap(resolve(name, command, query, parameters), (text) => sendText(command, text, queryOptions))
+      ? Effect.suspend(() => sendText(command, query, queryOptions, Effect.succeed))
+      : Effect.flatMap(resolve(name, command, query, parameters), (text) =>
+          sendText(command, text, queryOptions, Effect.succeed)
+        )
 
   const retry = options.retry
   const policy =
@@ -307,6 +375,17 @@ export const makeSender = (
     policy === undefined || command !== "GRAPH.RO_QUERY"
       ? sendOnce(command, query, parameters, queryOptions)
       : Effect.retry(sendOnce(command, query, parameters, queryOptions), policy)
+
+  const sendThen: Sender["sendThen"] = (command, query, parameters, queryOptions, then) => {
+    // A retry re-sends only the query, never what `then` does with its reply.
+    if (policy !== undefined && command === "GRAPH.RO_QUERY") {
+      return Effect.flatMap(send(command, query, parameters, queryOptions), then)
+    }
+    // A plain text without parameters has nothing to resolve; the caller runs this lazily.
+    return typeof query === "string" && parameters === undefined
+      ? sendText(command, query, queryOptions, then)
+      : Effect.flatMap(resolve(name, command, query, parameters), (text) => sendText(command, text, queryOptions, then))
+  }
 
   const sendStreamed: Sender["sendStreamed"] =
     options.streamRows === false || options.schemaVersionCheck === true || policy !== undefined
@@ -329,5 +408,5 @@ export const makeSender = (
             })
           )
 
-  return { exec, sendOnce, send, sendStreamed }
+  return { exec, sendOnce, send, sendThen, sendStreamed }
 }
