@@ -24,6 +24,7 @@ import type { LossReason } from "./EngineMetrics.ts"
 import type { ReplyStream } from "./ReplyStream.ts"
 import type { AnyRequest } from "./Request.ts"
 import { RingBuffer } from "./RingBuffer.ts"
+import type { SocketReader } from "./Socket.ts"
 
 /**
  * A socket of an engine: its in-flight FIFO, its decoder and the reader that settles what a
@@ -65,7 +66,8 @@ export class Connection {
   readonly socket: Net.Socket
   readonly engine: Engine
 
-  constructor(socket: Net.Socket, engine: Engine) {
+  /** `reader`: the socket is read through it (`Socket.SocketReader`), else by its `'data'` events. */
+  constructor(socket: Net.Socket, engine: Engine, reader?: SocketReader) {
     this.socket = socket
     this.engine = engine
     this.decoder = new Decoder((reply) => this.onReply(reply), {
@@ -73,7 +75,7 @@ export class Connection {
       maxLineLength: engine.options.maxLineLength,
       selectSink: () => this.selectSink()
     })
-    socket.on("data", (chunk: Buffer) => {
+    const onData = (chunk: Uint8Array) => {
       if (this.dead) return
       this.lastByteAt = performance.now()
       const error = this.decoder.feed(chunk)
@@ -96,7 +98,9 @@ export class Connection {
       // What the callers woken by this chunk sent goes out in one write (or, if the
       // connection died meanwhile, to the writer, which keeps it for the next one).
       engine.flushQueued()
-    })
+    }
+    if (reader !== undefined) reader.attach(onData)
+    else socket.on("data", onData)
     socket.on("drain", () => this.wakeDrain())
     socket.once("end", () => {
       this.ended = true

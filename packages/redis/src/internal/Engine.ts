@@ -37,7 +37,7 @@ import { FullDuplexWindow } from "./FullDuplexWindow.ts"
 import { ABANDONED, type AnyRequest, boundUnsentWait, QUEUED, Request, SETTLED, WRITTEN } from "./Request.ts"
 import { RingBuffer } from "./RingBuffer.ts"
 import { ConnectReport, isAuthFailure } from "./ConnectReport.ts"
-import { authCommand, handshakeCommands, handshakeFailure, openSocket } from "./Socket.ts"
+import { authCommand, handshakeCommands, handshakeFailure, openSocket, SocketReader } from "./Socket.ts"
 
 /** Backoff of the readiness probe while the server loads its dataset: 10 ms doubling to 100 ms. */
 const LOADING_FIRST_DELAY = 10
@@ -632,8 +632,10 @@ export class Engine {
       this.options.credentials === undefined
         ? undefined
         : yield* this.options.credentials.get(Math.max(0, deadline - performance.now()), this.options.connectTimeout)
-    const socket = yield* openSocket(this.options, address, target)
-    const connection = new Connection(socket, this)
+    // A plain socket is read without 'data' events (see `SocketReader`); TLS keeps them.
+    const reader = this.options.tls === undefined ? new SocketReader() : undefined
+    const socket = yield* openSocket(this.options, address, target, reader)
+    const connection = new Connection(socket, this, reader)
     yield* this.handshake(connection, deadline, credentials).pipe(
       // Suspended: `exchange` writes when called, and ROLE must follow AUTH.
       Effect.andThen(

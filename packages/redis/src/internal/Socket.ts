@@ -9,6 +9,7 @@ import type { Command } from "@effect-falkordb/resp/Encoder"
 import { ErrorReply, type Reply } from "@effect-falkordb/resp/Reply"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import { Buffer } from "node:buffer"
 import * as Net from "node:net"
 import * as Tls from "node:tls"
 import { fromErrorReply, Offline, RedisError } from "../RedisError.ts"
@@ -42,22 +43,76 @@ const connectHint = (options: ResolvedOptions, cause: NodeJS.ErrnoException): st
   }
 }
 
+/** A slab read into; a new one is taken when less than `READ_MIN` of it is left. */
+const SLAB_SIZE = 64 * 1024
+const READ_MIN = 16 * 1024
+
+/**
+ * Reads a plain (TCP or unix) socket through Node's `onread` rather than `'data'` events:
+ * each read lands in the unused tail of a 64 KiB slab and is handed over as a view of it.
+ * This skips the readable-stream machinery and the buffer Node allocates per read (measured:
+ * about 2 µs less CPU per round trip). Views are never overwritten (each read takes the tail
+ * after the last), so the decoder's zero-copy replies stay valid, and a kept reply pins at
+ * most 64 KiB, as a 64 KiB read chunk does on the `'data'` path. Chunks that arrive before
+ * the reader is attached (a server may speak first, e.g. "max number of clients") wait.
+ */
+export class SocketReader {
+  private slab: Buffer = Buffer.allocUnsafe(SLAB_SIZE)
+  private offset = 0
+  private target: ((chunk: Uint8Array) => void) | undefined = undefined
+  private early: Array<Uint8Array> | undefined = undefined
+  /** The `onread` option of `Net.connect`: Node asks for the next buffer after each read. */
+  readonly onread = {
+    buffer: (): Buffer => {
+      if (this.slab.length - this.offset < READ_MIN) {
+        this.slab = Buffer.allocUnsafe(SLAB_SIZE)
+        this.offset = 0
+      }
+      return this.slab.subarray(this.offset)
+    },
+    // Returning false would pause the socket: reading goes on (the Connection pauses it itself).
+    callback: (bytes: number, buffer: Uint8Array): boolean => {
+      if (buffer.buffer === this.slab.buffer && buffer.byteOffset === this.slab.byteOffset + this.offset) {
+        this.offset += bytes
+      } else {
+        // Not the tail handed out last (never seen): no part of this slab is handed out again.
+        this.offset = this.slab.length
+      }
+      const chunk = buffer.subarray(0, bytes)
+      if (this.target !== undefined) this.target(chunk)
+      else (this.early ??= []).push(chunk)
+      return true
+    }
+  }
+  /** Where chunks go from now on (the ones that came first, at once). */
+  attach(target: (chunk: Uint8Array) => void): void {
+    this.target = target
+    const early = this.early
+    this.early = undefined
+    if (early !== undefined) for (const chunk of early) target(chunk)
+  }
+}
+
+const readerOption = (reader: SocketReader | undefined) => (reader === undefined ? {} : { onread: reader.onread })
+
 /**
  * Opens a TCP/TLS/unix socket within `connectTimeout` (also used by the pub/sub subscriber);
- * `address` defaults to the configured one (a Sentinel engine passes the located one).
+ * `address` defaults to the configured one (a Sentinel engine passes the located one). A plain
+ * socket given a `reader` is read through it (no `'data'` events); a TLS socket never is.
  */
 export const openSocket = (
   options: ResolvedOptions,
   address: ResolvedOptions["address"] = options.address,
-  target: string = options.target
+  target: string = options.target,
+  reader?: SocketReader
 ): Effect.Effect<Net.Socket, RedisError> =>
   Effect.callback<Net.Socket, RedisError>((resume) => {
     const socket =
       options.tls !== undefined && address._tag === "Tcp"
         ? Tls.connect({ host: address.host, port: address.port, ...options.tls })
         : address._tag === "Tcp"
-          ? Net.connect({ host: address.host, port: address.port })
-          : Net.connect({ path: address.path })
+          ? Net.connect({ host: address.host, port: address.port, ...readerOption(reader) })
+          : Net.connect({ path: address.path, ...readerOption(reader) })
     const settle = (result: Effect.Effect<Net.Socket, RedisError>) => {
       clearTimeout(timer)
       socket.removeListener("error", onError)
