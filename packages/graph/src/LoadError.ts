@@ -218,7 +218,7 @@ export class Interrupted extends Data.TaggedError("Interrupted")<{
   readonly [ReasonTypeId] = ReasonTypeId
   override get message(): string {
     const { commands, nodes, relationships } = this.committed
-    return `bulk load of graph ${JSON.stringify(this.graph)} stopped after ${commands} confirmed commands (${nodes} nodes, ${relationships} relationships)${this.uncertain ? ", and the last command sent may also have run" : ""}: ${this.cause.message}`
+    return `load of graph ${JSON.stringify(this.graph)} stopped after ${commands} confirmed commands (GRAPH.BULK commands or ingest batches; ${nodes} nodes, ${relationships} relationships)${this.uncertain ? ", and the last command sent may also have run" : ""}: ${this.cause.message}`
   }
   get hint(): string {
     const partial = `the graph holds a partial load: delete it (GRAPH.DELETE ${JSON.stringify(this.graph)}, or \`effect-falkordb graphs delete\`) and run the load again`
