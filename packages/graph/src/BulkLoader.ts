@@ -50,7 +50,14 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import { fromRedis, fromServer } from "./FalkorError.ts"
 import { command as bulkCommand, header as encodeHeader, ValueProblem, Writer } from "./internal/BulkEncoder.ts"
-import { baseName, type Column, columnsOf, inputName } from "./internal/BulkColumns.ts"
+import {
+  type Column,
+  inputName,
+  nodeColumns,
+  nodeLabel,
+  relationshipColumns,
+  relationshipType
+} from "./internal/BulkColumns.ts"
 import * as BulkSources from "./internal/BulkSources.ts"
 import { type ColumnType, keyOf, writeText, writeValue } from "./internal/BulkValues.ts"
 import {
@@ -512,10 +519,8 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
       // Nodes ---------------------------------------------------------------------------------
       for (const node of options.nodes) {
         const source = inputName(node.input)
-        const label = node.label ?? baseName(source)
-        if (label.length === 0 || label.includes("\u0000") || label.split(":").some((l) => l.length === 0)) {
-          return yield* fail(new InvalidSource({ source, detail: `invalid label ${JSON.stringify(label)}` }))
-        }
+        const label = nodeLabel(node, source)
+        if (typeof label !== "string") return yield* fail(label)
         const keys = space(node.idSpace ?? "")
         let token: Token | undefined
         let keyIndex = 0
@@ -523,15 +528,9 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
         yield* readInput(
           node.input,
           (names) => {
-            const columns = columnsOf(
-              names,
-              source,
-              [{ option: "key", name: node.key, fallback: 0 }],
-              node.types,
-              (name) => !name.startsWith("_")
-            )
+            const columns = nodeColumns(names, source, node)
             if ("_tag" in columns) return columns
-            keyIndex = columns.roles[0]!
+            keyIndex = columns.key
             properties = columns.properties
             token = openToken(label, properties)
             return undefined
@@ -561,12 +560,8 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
       // Relationships -------------------------------------------------------------------------
       for (const relationship of options.relationships ?? []) {
         const source = inputName(relationship.input)
-        const type = relationship.type ?? baseName(source)
-        if (type.length === 0 || type.includes("\u0000") || type.includes(":")) {
-          return yield* fail(
-            new InvalidSource({ source, detail: `invalid relationship type ${JSON.stringify(type)} (no ":" or NUL)` })
-          )
-        }
+        const type = relationshipType(relationship, source)
+        if (typeof type !== "string") return yield* fail(type)
         const fromKeys = space(relationship.fromSpace ?? "")
         const toKeys = space(relationship.toSpace ?? "")
         let token: Token | undefined
@@ -576,19 +571,10 @@ export const load = (executor: Executor, graph: string, options: Options): Effec
         yield* readInput(
           relationship.input,
           (names) => {
-            const columns = columnsOf(
-              names,
-              source,
-              [
-                { option: "from", name: relationship.from, fallback: 0 },
-                { option: "to", name: relationship.to, fallback: 1 }
-              ],
-              relationship.types,
-              () => false
-            )
+            const columns = relationshipColumns(names, source, relationship)
             if ("_tag" in columns) return columns
-            fromIndex = columns.roles[0]!
-            toIndex = columns.roles[1]!
+            fromIndex = columns.from
+            toIndex = columns.to
             properties = columns.properties
             token = openToken(type, properties)
             return undefined

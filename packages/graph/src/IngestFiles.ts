@@ -49,7 +49,14 @@ import type { QueryResult } from "./Graph.ts"
 import * as Identifier from "./Identifier.ts"
 import * as Ingest from "./Ingest.ts"
 import { ValueProblem, Writer } from "./internal/BulkEncoder.ts"
-import { baseName, type Column, columnsOf, inputName } from "./internal/BulkColumns.ts"
+import {
+  type Column,
+  inputName,
+  nodeColumns,
+  nodeLabel,
+  relationshipColumns,
+  relationshipType
+} from "./internal/BulkColumns.ts"
 import * as BulkSources from "./internal/BulkSources.ts"
 import { keyOf, writeText, writeValue } from "./internal/BulkValues.ts"
 import {
@@ -103,6 +110,10 @@ export interface Options {
 }
 
 const fail = (reason: LoadErrorReason) => Effect.fail(new LoadError({ reason }))
+
+/** A problem with an input's names (a label, a type, a property key), as that input's `InvalidSource`. */
+const invalidSource = (source: string) => (e: { readonly message: string }) =>
+  new LoadError({ reason: new InvalidSource({ source, detail: e.message }) })
 
 /** A row read from an input: where it is and its cells (text from CSV, values otherwise). */
 interface ReadRow {
@@ -382,13 +393,9 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
     const loadAll = Effect.gen(function* () {
       for (const node of options.nodes) {
         const source = inputName(node.input)
-        const label = node.label ?? baseName(source)
-        if (label.length === 0 || label.includes("\u0000") || label.split(":").some((l) => l.length === 0)) {
-          return yield* fail(new InvalidSource({ source, detail: `invalid label ${JSON.stringify(label)}` }))
-        }
-        const labels = yield* labelsOf(label).pipe(
-          Effect.mapError((e) => new LoadError({ reason: new InvalidSource({ source, detail: e.message }) }))
-        )
+        const label = nodeLabel(node, source)
+        if (typeof label !== "string") return yield* fail(label)
+        const labels = yield* labelsOf(label).pipe(Effect.mapError(invalidSource(source)))
         const idSpace = node.idSpace ?? ""
         const keys = space(idSpace)
         const query = { text: "" }
@@ -397,15 +404,9 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
         const rows = readRows(
           node.input,
           (names) => {
-            const found = columnsOf(
-              names,
-              source,
-              [{ option: "key", name: node.key, fallback: 0 }],
-              node.types,
-              (name) => !name.startsWith("_")
-            )
+            const found = nodeColumns(names, source, node)
             if ("_tag" in found) return found
-            keyIndex = found.roles[0]!
+            keyIndex = found.key
             columns = found.properties
             return undefined
           },
@@ -415,9 +416,7 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
             Effect.gen(function* () {
               if (query.text === "" && chunk.length > 0) {
                 // Row: [key, ...properties, whole-number doubles]; the key travels to pair the id back.
-                const set = yield* setClause("n", columns, 1).pipe(
-                  Effect.mapError((e) => new LoadError({ reason: new InvalidSource({ source, detail: e.message }) }))
-                )
+                const set = yield* setClause("n", columns, 1).pipe(Effect.mapError(invalidSource(source)))
                 query.text = `UNWIND $rows AS r CREATE (n${labels})${set} RETURN r[0], ID(n)`
               }
               const out: Array<ReadonlyArray<ParameterValue>> = []
@@ -454,14 +453,10 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
 
       for (const relationship of options.relationships ?? []) {
         const source = inputName(relationship.input)
-        const type = relationship.type ?? baseName(source)
-        if (type.length === 0 || type.includes("\u0000") || type.includes(":")) {
-          return yield* fail(
-            new InvalidSource({ source, detail: `invalid relationship type ${JSON.stringify(type)} (no ":" or NUL)` })
-          )
-        }
+        const type = relationshipType(relationship, source)
+        if (typeof type !== "string") return yield* fail(type)
         const quotedType = yield* Identifier.quote(type, "relationship type").pipe(
-          Effect.mapError((e) => new LoadError({ reason: new InvalidSource({ source, detail: e.message }) }))
+          Effect.mapError(invalidSource(source))
         )
         const fromSpace = relationship.fromSpace ?? ""
         const toSpace = relationship.toSpace ?? ""
@@ -474,19 +469,10 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
         const rows = readRows(
           relationship.input,
           (names) => {
-            const found = columnsOf(
-              names,
-              source,
-              [
-                { option: "from", name: relationship.from, fallback: 0 },
-                { option: "to", name: relationship.to, fallback: 1 }
-              ],
-              relationship.types,
-              () => false
-            )
+            const found = relationshipColumns(names, source, relationship)
             if ("_tag" in found) return found
-            fromIndex = found.roles[0]!
-            toIndex = found.roles[1]!
+            fromIndex = found.from
+            toIndex = found.to
             columns = found.properties
             return undefined
           },
@@ -498,9 +484,7 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
                 // Row: [from id, to id, ...properties, whole-number doubles]. The ids go through
                 // WITH: FalkorDB seeks a node by id (NodeByIdSeek) only for a projected
                 // variable; `ID(a) = r[0]` would scan every node for every row.
-                const set = yield* setClause("e", columns, 2).pipe(
-                  Effect.mapError((e) => new LoadError({ reason: new InvalidSource({ source, detail: e.message }) }))
-                )
+                const set = yield* setClause("e", columns, 2).pipe(Effect.mapError(invalidSource(source)))
                 query.text = `UNWIND $rows AS r WITH r, r[0] AS f, r[1] AS t MATCH (a) WHERE ID(a) = f MATCH (b) WHERE ID(b) = t CREATE (a)-[e:${quotedType}]->(b)${set}`
               }
               const out: Array<ReadonlyArray<ParameterValue>> = []

@@ -1,7 +1,7 @@
 // What both loaders of files (BulkLoader through GRAPH.BULK, IngestFiles through Cypher) read
 // from an input's header the same way: labels and types from file names, and which columns are
 // the key or the endpoints and which are properties. Shared so the two build the same graph.
-import type { Input, NodeInput } from "../BulkLoader.ts"
+import type { Input, NodeInput, RelationshipInput } from "../BulkLoader.ts"
 import { InvalidSource, type LoadErrorReason } from "../LoadError.ts"
 import type { ColumnType } from "./BulkValues.ts"
 
@@ -63,4 +63,55 @@ export const columnsOf = (
     }
   }
   return { roles: roleIndexes, properties }
+}
+
+/** A node input's label (given, or the file's base name; `A:B` is two labels), or why it is not one. */
+export const nodeLabel = (node: NodeInput, source: string): string | InvalidSource => {
+  const label = node.label ?? baseName(source)
+  return label.length === 0 || label.includes("\u0000") || label.split(":").some((l) => l.length === 0)
+    ? new InvalidSource({ source, detail: `invalid label ${JSON.stringify(label)}` })
+    : label
+}
+
+/** A relationship input's type (given, or the file's base name), or why it is not one. */
+export const relationshipType = (relationship: RelationshipInput, source: string): string | InvalidSource => {
+  const type = relationship.type ?? baseName(source)
+  return type.length === 0 || type.includes("\u0000") || type.includes(":")
+    ? new InvalidSource({ source, detail: `invalid relationship type ${JSON.stringify(type)} (no ":" or NUL)` })
+    : type
+}
+
+/** A node header: the key column (kept as a property unless its name starts with `_`) and the properties. */
+export const nodeColumns = (
+  names: ReadonlyArray<string>,
+  source: string,
+  node: NodeInput
+): { readonly key: number; readonly properties: ReadonlyArray<Column> } | LoadErrorReason => {
+  const found = columnsOf(
+    names,
+    source,
+    [{ option: "key", name: node.key, fallback: 0 }],
+    node.types,
+    (name) => !name.startsWith("_")
+  )
+  return "_tag" in found ? found : { key: found.roles[0]!, properties: found.properties }
+}
+
+/** A relationship header: the two endpoint columns (never properties) and the properties. */
+export const relationshipColumns = (
+  names: ReadonlyArray<string>,
+  source: string,
+  relationship: RelationshipInput
+): { readonly from: number; readonly to: number; readonly properties: ReadonlyArray<Column> } | LoadErrorReason => {
+  const found = columnsOf(
+    names,
+    source,
+    [
+      { option: "from", name: relationship.from, fallback: 0 },
+      { option: "to", name: relationship.to, fallback: 1 }
+    ],
+    relationship.types,
+    () => false
+  )
+  return "_tag" in found ? found : { from: found.roles[0]!, to: found.roles[1]!, properties: found.properties }
 }
