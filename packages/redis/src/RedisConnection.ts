@@ -24,6 +24,7 @@ import * as ExecuteAllInternal from "./internal/ExecuteAll.ts"
 import * as OptionChecks from "./internal/OptionChecks.ts"
 import * as MakeService from "./internal/MakeService.ts"
 import * as Sentinel from "./internal/Sentinel.ts"
+import * as Folded from "./internal/Folded.ts"
 import * as Streamed from "./internal/Streamed.ts"
 import type { RedisError } from "./RedisError.ts"
 import * as RedisOptions from "./RedisOptions.ts"
@@ -148,6 +149,33 @@ export type ReplyPart =
   | { readonly _tag: "Open"; readonly depth: number; readonly length: number }
   | { readonly _tag: "Value"; readonly depth: number; readonly value: Reply }
   | { readonly _tag: "Close"; readonly depth: number }
+
+/**
+ * Builds a value from one reply's parts as they are read off the socket
+ * (`executeFolded`), so a large array reply is never held whole: the outer `depth` levels of
+ * arrays are never built, `open` / `value` / `close` arrive exactly as the `ReplyPart`s of
+ * `executeStreamed` would, and `result` is asked once the reply is complete. A reply that is
+ * not a non-empty array (`*0`, a null, a scalar) arrives as one `value` at depth 0.
+ *
+ * The calls are made synchronously while the socket's bytes are decoded, ahead of the replies
+ * of other callers behind it: keep them short, and do not throw (a fold that throws fails its
+ * own command with the defect; the rest of its reply is skipped as it arrives).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReplyFold<A> {
+  /** Levels of arrays folded part by part (1: the reply's elements; 2: theirs too). */
+  readonly depth: number
+  /** An array at `depth` (0 = the reply) began with `length` elements. */
+  readonly open: (depth: number, length: number) => void
+  /** A complete element of the open array at `depth - 1` (or the whole reply at depth 0). */
+  readonly value: (depth: number, value: Reply) => void
+  /** The array at `depth` is complete; `close(0)` ends the reply. */
+  readonly close: (depth: number) => void
+  /** What the fold built, asked once after the reply ended. */
+  readonly result: () => A
+}
 
 /**
  * Options of a streamed command.
@@ -306,6 +334,16 @@ export class RedisConnection extends Context.Service<
      * ```
      */
     readonly executeStreamed: (command: Command, options?: StreamOptions) => Stream.Stream<ReplyPart, RedisError>
+    /**
+     * Executes a command whose reply is folded as it is read (see `ReplyFold`): `fold` is
+     * called once for the command and its parts go to it instead of into a reply tree. Timeouts,
+     * routing and errors are those of `execute`; an error reply fails as with `execute` and is
+     * never folded. Optional: `RedisConnection.executeFolded` (the function) falls back to
+     * `execute` and folds the whole reply.
+     */
+    readonly executeFolded?:
+      | (<A>(command: Command, fold: () => ReplyFold<A>, options?: CommandOptions) => Effect.Effect<A, RedisError>)
+      | undefined
     /**
      * Executes a command and decodes its reply with an `effect/Schema` (see `ReplySchema`);
      * a reply the schema does not accept fails with reason `Decode` (the command ran).
@@ -840,7 +878,9 @@ export interface ServiceParts extends Omit<RedisConnection["Service"], "executeA
 /**
  * A `RedisConnection` service from its parts: `executeAs` decodes the replies of `execute`;
  * without an `executeStreamed`, streaming runs `execute` and hands over the parts of the whole
- * reply.
+ * reply. A wrapper that spreads the service it wraps keeps that service's `executeStreamed`
+ * and `executeFolded` (the graph client's `stream` and `query`), which then bypass the
+ * wrapper's `execute`: set them to `undefined` to send everything through it, as below.
  *
  * @example
  * ```ts
@@ -851,7 +891,10 @@ export interface ServiceParts extends Omit<RedisConnection["Service"], "executeA
  * const counting = (inner: RedisConnection.RedisConnection["Service"], counter: { n: number }) =>
  *   RedisConnection.makeService({
  *     ...inner,
- *     execute: (command, options) => Effect.andThen(Effect.sync(() => counter.n++), inner.execute(command, options))
+ *     execute: (command, options) => Effect.andThen(Effect.sync(() => counter.n++), inner.execute(command, options)),
+ *     // Streamed and folded replies go through `execute` too (whole replies), so they are counted.
+ *     executeStreamed: undefined,
+ *     executeFolded: undefined
  *   })
  * ```
  *
@@ -859,6 +902,45 @@ export interface ServiceParts extends Omit<RedisConnection["Service"], "executeA
  * @category constructors
  */
 export const makeService: (parts: ServiceParts) => RedisConnection["Service"] = MakeService.makeService
+
+/**
+ * Executes `command` on `connection` and folds its reply as it is read (see `ReplyFold`): a
+ * large array reply becomes the fold's value without ever being held whole. A service
+ * without `executeFolded` (a mock, a wrapper, a cluster client) runs `execute` and folds the
+ * whole reply: the same result, only with the reply held first.
+ *
+ * @example
+ * ```ts
+ * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+ * import { Effect } from "effect"
+ *
+ * // The total length of a long list's elements, without keeping the elements.
+ * const totalLength = Effect.gen(function* () {
+ *   const redis = yield* RedisConnection.RedisConnection
+ *   return yield* RedisConnection.executeFolded(redis, ["LRANGE", "big", "0", "-1"], () => {
+ *     let total = 0
+ *     return {
+ *       depth: 1,
+ *       open: () => {},
+ *       value: (depth, value) => {
+ *         if (depth === 1 && typeof value === "string") total += value.length
+ *       },
+ *       close: () => {},
+ *       result: () => total
+ *     }
+ *   })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category streaming
+ */
+export const executeFolded = <A>(
+  connection: Pick<RedisConnection["Service"], "execute" | "executeFolded">,
+  command: Command,
+  fold: () => ReplyFold<A>,
+  options?: CommandOptions
+): Effect.Effect<A, RedisError> => Folded.executeFolded(connection, command, fold, options)
 
 /**
  * Streams `command`'s reply on `connection` (see `ReplyPart`): a client of any strategy, a

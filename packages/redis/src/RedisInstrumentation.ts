@@ -47,7 +47,14 @@ import * as CommandKeys from "./CommandKeys.ts"
 import { commandName } from "./internal/CommandValidation.ts"
 import * as EngineMetrics from "./internal/EngineMetrics.ts"
 import { makeService } from "./internal/MakeService.ts"
-import { type ConnectionInfo, type ExecuteAll, type ExecuteAllOptions, RedisConnection } from "./RedisConnection.ts"
+import {
+  type CommandOptions,
+  type ConnectionInfo,
+  type ExecuteAll,
+  type ExecuteAllOptions,
+  RedisConnection,
+  type ReplyFold
+} from "./RedisConnection.ts"
 import { isRedisError } from "./RedisError.ts"
 
 /**
@@ -283,6 +290,13 @@ export const instrument = (
     submit: service.submit,
     // A streamed reply is consumed at the caller's pace: passed through, not measured here.
     ...(service.executeStreamed === undefined ? {} : { executeStreamed: service.executeStreamed }),
+    // A folded reply is one command whose caller waits for all of it: measured like execute.
+    ...(service.executeFolded === undefined
+      ? {}
+      : {
+          executeFolded: <A>(command: Command, fold: () => ReplyFold<A>, callOptions?: CommandOptions) =>
+            call(command, service.executeFolded!(command, fold, callOptions))
+        }),
     pipeline: (commands, callOptions) => batch(commands, service.pipeline(commands, callOptions)),
     // One span and one measurement for the batch, like a pipeline.
     executeAll: ((commands: ReadonlyArray<Command>, callOptions?: ExecuteAllOptions) =>

@@ -1,6 +1,6 @@
 /**
  * The instrumentation layer against a real redis-server: metric values after a known
- * workload, and the attributes of command and pipeline spans, with no argument value in any
+ * workload (folded replies counted like execute), and the attributes of command and pipeline spans, with no argument value in any
  * of them.
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
@@ -36,6 +36,21 @@ describe("instrumentation", { timeout: 30_000 }, () => {
           ["GET", "k2"],
           ["GET", "k3"]
         ])
+        // A folded reply is one command, measured like execute.
+        yield* redis.execute(["RPUSH", "list", "a", "b", "c"])
+        const folded = yield* RedisConnection.executeFolded(redis, ["LRANGE", "list", "0", "-1"], () => {
+          let elements = 0
+          return {
+            depth: 1,
+            open: () => {},
+            value: (depth) => {
+              if (depth === 1) elements++
+            },
+            close: () => {},
+            result: () => elements
+          }
+        })
+        assert.strictEqual(folded, 3)
         const attributes = (operation: string) => ({ "db.operation.name": operation, "redis.strategy": "single" })
         const count = (operation: string) =>
           Effect.map(
@@ -45,6 +60,7 @@ describe("instrumentation", { timeout: 30_000 }, () => {
         assert.strictEqual(yield* count("SET"), 5)
         assert.strictEqual(yield* count("GET"), 1)
         assert.strictEqual(yield* count("INCR"), 1)
+        assert.strictEqual(yield* count("LRANGE"), 1)
         assert.strictEqual(yield* count("PIPELINE"), 1)
         // One measurement for the batch, not one per command.
         assert.strictEqual(yield* count("EXECUTE_ALL"), 1)

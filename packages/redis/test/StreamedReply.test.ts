@@ -1,8 +1,10 @@
 /**
- * Streamed replies (`executeStreamed`) against a scripted peer on a real loopback socket:
- * parts arrive before the reply ends, stopping early keeps the connection in step without
- * keeping the rest, an exclusive connection pauses reading for a lagging consumer, and a
- * shared one fails the lagging stream (bounded) instead of stalling the replies behind it.
+ * Streamed (`executeStreamed`) and folded (`executeFolded`) replies against a scripted peer on a
+ * real loopback socket: parts arrive before the reply ends, stopping early keeps the
+ * connection in step without keeping the rest, an exclusive connection pauses reading for a
+ * lagging consumer, and a shared one fails the lagging stream (bounded) instead of stalling the
+ * replies behind it. A fold gets its rows while the reply is read and equals the fold of the
+ * whole reply; a fold that throws, a lost connection and a timeout fail only its command.
  * Bounds are checked by counters of buffered bytes, never by time or RSS.
  */
 import { Decoder } from "@effect-falkordb/resp/Decoder"
@@ -380,6 +382,168 @@ describe("executeStreamed", () => {
         assert.strictEqual(parts[0]!._tag === "Value" ? text(parts[0]!.value) : "", "val")
         const failed = yield* Effect.flip(Stream.runCollect(RedisConnection.executeStreamed(service, ["NOPE"])))
         assert.strictEqual(failed.reason._tag, "Reply")
+        assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+      })
+    )
+  )
+})
+
+/** A fold of the test replies: the row ids in order, the header and statistics as text, what it was told. */
+const testFold = (onRow?: (id: number) => void) => {
+  const ids: Array<number> = []
+  const events: Array<string> = []
+  let element = -1
+  let whole: unknown
+  const fold: RedisConnection.ReplyFold<{ ids: Array<number>; events: Array<string>; whole: unknown }> = {
+    depth: 2,
+    open: (depth, length) => {
+      if (depth === 1) element++
+      events.push(`open ${depth} ${length}`)
+    },
+    value: (depth, value) => {
+      if (depth === 0) whole = value
+      else if (depth === 1) element++
+      else if (element === 1) {
+        const id = (value as Array<number>)[0]!
+        ids.push(id)
+        onRow?.(id)
+      } else events.push(`value ${depth} ${text(value)}`)
+    },
+    close: (depth) => {
+      events.push(`close ${depth}`)
+    },
+    result: () => ({ ids, events, whole })
+  }
+  return fold
+}
+
+describe("executeFolded", () => {
+  for (const kind of kinds) {
+    it.live(
+      `${kind}: rows reach the fold while the reply is still being sent; the result equals a whole reply's fold`,
+      () =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const server = yield* peer
+            const { service } = yield* build(kind, server.url)
+            let firstRowBeforeGate: boolean | undefined
+            const folded = yield* RedisConnection.executeFolded(service, ["GATED", "500"], () =>
+              testFold((id) => {
+                if (id === 0) {
+                  firstRowBeforeGate = !server.gateOpened
+                  server.open()
+                }
+              })
+            )
+            assert.isTrue(firstRowBeforeGate, "row 0 was folded while the peer held the rest back")
+            assert.deepStrictEqual(
+              folded.ids,
+              Array.from({ length: 500 }, (_, i) => i)
+            )
+            // The same command folded from the whole reply (a service without executeFolded).
+            const whole = yield* RedisConnection.executeFolded({ execute: service.execute }, ["BIG", "500"], () =>
+              testFold()
+            )
+            assert.deepStrictEqual(whole, folded)
+            assert.deepStrictEqual(folded.events.slice(0, 3), ["open 0 3", "open 1 1", "value 2 h"])
+            assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+          })
+        )
+    )
+
+    it.live(`${kind}: a large folded reply with other callers behind it: every reply right and in order`, () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* peer
+          const { service } = yield* build(kind, server.url)
+          const rows = 100_000
+          const [folded, gets] = yield* Effect.all(
+            [
+              RedisConnection.executeFolded(service, ["BIG", String(rows)], () => testFold()),
+              Effect.forEach(Array.from({ length: 20 }), () => service.execute(["GET", "k"]), {
+                concurrency: "unbounded"
+              })
+            ],
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(folded.ids.length, rows)
+          assert.isTrue(folded.ids.every((id, i) => id === i))
+          assert.deepStrictEqual(gets.map(text), Array(20).fill("val"))
+        })
+      )
+    )
+  }
+
+  it.live("a reply that is not an array is folded whole; an error reply fails like execute's and is not folded", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* peer
+        const { service } = yield* build("single", server.url)
+        const got = yield* RedisConnection.executeFolded(service, ["GET", "k"], () => testFold())
+        assert.strictEqual(text(got.whole), "val")
+        assert.deepStrictEqual(got.ids, [])
+        let asked = false
+        const failed = yield* Effect.flip(
+          RedisConnection.executeFolded(service, ["NOPE"], () => {
+            asked = true
+            return testFold()
+          })
+        )
+        assert.strictEqual(failed.reason._tag, "Reply")
+        assert.isTrue(asked, "the fold was made for the command")
+        assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+      })
+    )
+  )
+
+  it.live(
+    "a fold that throws fails its command with the defect; the rest is skipped and the connection stays in step",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const server = yield* peer
+          const { service } = yield* build("single", server.url)
+          let calls = 0
+          const exit = yield* Effect.exit(
+            RedisConnection.executeFolded(service, ["BIG", "5000"], () =>
+              testFold((id) => {
+                calls++
+                if (id === 10) throw new Error("fold broke at row 10")
+              })
+            )
+          )
+          assert.isTrue(Exit.isFailure(exit))
+          if (Exit.isFailure(exit)) assert.include(String(Cause.squash(exit.cause)), "fold broke at row 10")
+          assert.strictEqual(calls, 11, "not called again after it threw")
+          assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+        })
+      )
+  )
+
+  it.live("a connection lost mid-reply fails the folded command (ConnectionLost, written); the next runs", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* peer
+        const { service } = yield* build("single", server.url)
+        const error = yield* Effect.flip(RedisConnection.executeFolded(service, ["HALF", "1000"], () => testFold()))
+        assert.strictEqual(error.reason._tag, "ConnectionLost")
+        assert.isTrue(error.written)
+        assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
+      })
+    )
+  )
+
+  it.live("a timeout applies until the whole reply has arrived, as for execute", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const server = yield* peer
+        const { service } = yield* build("single", server.url)
+        const error = yield* Effect.flip(
+          RedisConnection.executeFolded(service, ["GATED", "1000"], () => testFold(), { timeout: "100 millis" })
+        )
+        assert.strictEqual(error.reason._tag, "Timeout")
+        assert.isTrue(error.written)
+        server.open()
         assert.strictEqual(text(yield* service.execute(["GET", "k"])), "val")
       })
     )

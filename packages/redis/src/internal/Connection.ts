@@ -21,7 +21,7 @@ import type * as Net from "node:net"
 import { ConnectionLost, Protocol, RedisError } from "../RedisError.ts"
 import type { Engine } from "./Engine.ts"
 import type { LossReason } from "./EngineMetrics.ts"
-import type { ReplyStream } from "./ReplyStream.ts"
+import type { ReplyStream, RequestSink } from "./ReplyStream.ts"
 import type { AnyRequest } from "./Request.ts"
 import { RingBuffer } from "./RingBuffer.ts"
 import type { SocketReader } from "./Socket.ts"
@@ -56,8 +56,8 @@ export class Connection {
   private spareRequests: Array<AnyRequest | undefined> | undefined = []
   private spareReplies: Array<Reply | undefined> | undefined = []
   private drainWaiter: (() => void) | undefined = undefined
-  /** The streamed reply being read, if any (see `ReplyStream`). */
-  private activeStream: ReplyStream | undefined = undefined
+  /** The streamed or folded reply being read, if any (see `ReplyStream`, `ReplyFolder`). */
+  private activeStream: RequestSink | undefined = undefined
   /** Streams that received parts during the chunk being decoded: woken once it is done. */
   private streamWakes: Array<ReplyStream> = []
   /** Reading is paused for a streamed reply whose consumer lags (nothing else is owed). */
@@ -163,7 +163,7 @@ export class Connection {
   }
 
   /** A streamed command is owed next: its array reply is streamed into its sink. */
-  private selectSink(): ReplyStream | undefined {
+  private selectSink(): RequestSink | undefined {
     const sink = this.inflight.peek()?.sink
     if (sink === undefined) return undefined
     this.activeStream = sink
@@ -171,12 +171,12 @@ export class Connection {
     return sink
   }
 
-  /** The streamed reply ended (its `close(0)`): it leaves the FIFO, settled with the chunk. */
-  streamEnded(stream: ReplyStream, request: AnyRequest): void {
-    if (this.activeStream === stream) this.activeStream = undefined
+  /** The streamed or folded reply ended (its `close(0)`): it leaves the FIFO, settled with the chunk. */
+  streamEnded(sink: RequestSink, request: AnyRequest, reply: Reply): void {
+    if (this.activeStream === sink) this.activeStream = undefined
     this.inflight.shift()
     this.replies++
-    this.answered(request, null)
+    this.answered(request, reply)
   }
 
   /** Wakes `stream`'s consumer once the current chunk is decoded. */

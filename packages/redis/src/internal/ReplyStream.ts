@@ -37,7 +37,17 @@ export interface StreamHost {
   readonly pause: () => void
   readonly resume: () => void
   readonly wakeLater: (stream: ReplyStream) => void
-  readonly streamEnded: (stream: ReplyStream, request: Request<any>) => void
+  /** The reply ended (its `close(0)`): `reply` settles the request. */
+  readonly streamEnded: (sink: RequestSink, request: Request<any>, reply: Reply) => void
+}
+
+/**
+ * The decoder's sink for one command's reply (a `ReplyStream`, or a `ReplyFolder`): told when
+ * the reply begins on the wire, and when the connection is lost under it.
+ */
+export interface RequestSink extends ReplySink {
+  readonly begin: (host: StreamHost) => void
+  readonly fail: (error: RedisError) => void
 }
 
 /** Sizing of a streamed reply's buffer, in bytes of the wire. */
@@ -54,7 +64,7 @@ export const recent: Array<ReplyStream> = []
 const STARTED = Exit.succeed(null)
 
 /** @internal */
-export class ReplyStream implements ReplySink {
+export class ReplyStream implements RequestSink {
   readonly depth: number
   private readonly highWaterMark: number
   private readonly maxBuffered: number
@@ -145,7 +155,7 @@ export class ReplyStream implements ReplySink {
     if (depth === 0) {
       this.endOffset = this.host!.decoder.offset
       this.ended = true
-      this.host!.streamEnded(this, this.request)
+      this.host!.streamEnded(this, this.request, null)
       Deferred.doneUnsafe(this.finished, Exit.void)
     }
     if (this.discarding) return

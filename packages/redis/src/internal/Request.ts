@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type { Future } from "../RedisConnection.ts"
 import { RedisError, Timeout } from "../RedisError.ts"
-import type { ReplyStream } from "./ReplyStream.ts"
+import type { RequestSink } from "./ReplyStream.ts"
 
 /** Admitted, waiting in the engine's queue to be written. */
 export const QUEUED = 0
@@ -96,8 +96,11 @@ export class Request<A = unknown> {
   expired = false
   /** When it was admitted, for the latency metric (0: not measured). */
   startedAt = 0
-  /** Set for a streamed command (`executeStreamed`): its array reply goes to this sink, not into a tree. */
-  sink: ReplyStream | undefined = undefined
+  /**
+   * Set for a streamed (`executeStreamed`) or folded (`executeFolded`) command: its array reply
+   * goes to this sink, not into a tree.
+   */
+  sink: RequestSink | undefined = undefined
   /**
    * Set for a command of an `executeAll` batch: its outcome counts the batch down, and the
    * batch's one caller is woken when the last of its commands has settled.

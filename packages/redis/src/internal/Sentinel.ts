@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import type * as Net from "node:net"
+import * as Folded from "./Folded.ts"
 import * as Streamed from "./Streamed.ts"
 import * as CommandKeys from "../CommandKeys.ts"
 import type { LayerOptions, ReadPreference, RedisConnection, SentinelConfig } from "../RedisConnection.ts"
@@ -398,6 +399,10 @@ export const makeReadRouter = Effect.fnUntraced(function* (
         Effect.map(target(isRead(command, options?.readOnly), options?.readPreference), (s) =>
           Streamed.executeStreamed(s, command, options)
         )
+      ),
+    executeFolded: (command, fold, options) =>
+      Effect.flatMap(target(isRead(command, options?.readOnly), options?.readPreference), (s) =>
+        Folded.executeFolded(s, command, fold, options)
       ),
     // Reads and writes split between the replica and the primary when asked, each side in one call.
     executeAll: ExecuteAll.fromResults((commands, options) =>

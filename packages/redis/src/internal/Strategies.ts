@@ -25,6 +25,7 @@ import type {
   Future,
   PipelineOptions,
   RedisConnection,
+  ReplyFold,
   ReplyPart,
   StreamOptions
 } from "../RedisConnection.ts"
@@ -48,6 +49,7 @@ import { type Engine, makeEngine } from "./Engine.ts"
 import { boundUnsentWait, FutureRequest, Request } from "./Request.ts"
 import * as EngineMetrics from "./EngineMetrics.ts"
 import { ReplyStream } from "./ReplyStream.ts"
+import { ReplyFolder, unfold } from "./Folded.ts"
 
 type Service = RedisConnection["Service"]
 
@@ -103,6 +105,26 @@ const engineExecute = (
 ): Effect.Effect<Reply, RedisError> =>
   Effect.callback<Reply, RedisError>((resume) =>
     engine.start(new Request<Reply>([command], false, 1, timeout, reportedTimeout), resume)
+  )
+
+/**
+ * `engineExecute` for a folded command (`executeFolded`): its array reply goes to `fold` as it
+ * is read, and the request settles with what the fold built.
+ */
+const engineExecuteFolded = <A>(
+  engine: Lane,
+  command: Command,
+  timeout: number,
+  fold: ReplyFold<A>,
+  reportedTimeout?: number
+): Effect.Effect<A, RedisError> =>
+  Effect.flatMap(
+    Effect.callback<Reply, RedisError>((resume) => {
+      const request = new Request<Reply>([command], false, 1, timeout, reportedTimeout)
+      new ReplyFolder(request, fold)
+      return engine.start(request, resume)
+    }),
+    (reply) => unfold(reply, fold)
   )
 
 /**
@@ -439,6 +461,19 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
         const engine = router.forCommand(command, options?.readOnly === true)
         return engine.start(new Request<Reply>([command], false, 1, timeout), resume)
       }),
+    executeFolded: (command, makeFold, options) =>
+      Effect.suspend(() => {
+        const admitted = admission(command)
+        if (admitted instanceof RedisError) return Effect.fail(admitted)
+        const blocking = admitted === "blocking"
+        const timeout = callTimeout(blocking, options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        const fold = makeFold()
+        if (blocking || outlastsStall(timeout, resolved)) {
+          return onExclusive((engine) => engineExecuteFolded(engine, command, timeout, fold))
+        }
+        return engineExecuteFolded(router.forCommand(command, options?.readOnly === true), command, timeout, fold)
+      }),
     submit: (command, options) =>
       Effect.suspend(() => {
         const admitted = admission(command)
@@ -760,6 +795,19 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
           return onExclusive((engine) => engineExecute(engine, command, timeout))
         }
         return borrow(timeout, (engine, left, reported) => engineExecute(engine, command, left, reported))
+      }),
+    executeFolded: (command, makeFold, options) =>
+      Effect.suspend(() => {
+        const refused = pooledRefusal(command)
+        if (refused !== undefined) return Effect.fail(refused)
+        const blocking = CommandKeys.isBlocking(command)
+        const timeout = callTimeout(blocking, options, resolved.commandTimeout)
+        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        const fold = makeFold()
+        if (resolved.stallTimeout !== Number.POSITIVE_INFINITY && (blocking || outlastsStall(timeout, resolved))) {
+          return onExclusive((engine) => engineExecuteFolded(engine, command, timeout, fold))
+        }
+        return borrow(timeout, (engine, left, reported) => engineExecuteFolded(engine, command, left, fold, reported))
       }),
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
     submit: (command, options) =>
