@@ -374,11 +374,14 @@ export interface GraphOptions {
    */
   readonly schemaVersionCheck?: boolean | undefined
   /**
-   * `stream` / `roStream` decode rows off the wire as the reply arrives (default `true`):
-   * row 0 is handed out before the reply ends and the whole reply is never held (see
-   * `RedisConnection.executeStreamed` for the buffering rules). `false` reads the whole
-   * reply first, then decodes it `chunkSize` rows at a time. The schema-version check and
-   * a retry policy always read the whole reply (either may send the query again).
+   * Rows are decoded off the wire as the reply arrives (default `true`). `stream` /
+   * `roStream`: row 0 is handed out before the reply ends and the whole reply is never held
+   * (see `RedisConnection.executeStreamed` for the buffering rules). `query` / `roQuery`:
+   * each row is decoded as it is read (`RedisConnection.executeFolded`), so a large reply's
+   * raw tree is never held beside its decoded rows (200,000 nodes: about a third of the
+   * memory, and less CPU). `false` reads the whole reply first, then decodes it (`stream`:
+   * `chunkSize` rows at a time). The schema-version check always reads the whole reply (it
+   * may send the query again); a retry policy does for `stream`.
    */
   readonly streamRows?: boolean | undefined
   /** Rows decoded per stream chunk. Default 1024. */

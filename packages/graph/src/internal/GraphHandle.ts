@@ -88,11 +88,8 @@ const wholeResult = (context: Context, command: QueryCommand, spanName: string) 
     Spans.traced(
       spanName,
       () => ({ ...attributes, ...textAttributes(context, query) }),
-      // Run inside the span's thunk, so built per run: the reply is parsed and decoded in one step.
-      () =>
-        context.sender.sendThen(command, query, parameters, options, (envelope) =>
-          QueryPath.decodeResult(context.schema, envelope, command)
-        ),
+      // Run inside the span's thunk, so built per run: the rows are decoded as the reply is read.
+      () => context.sender.sendResult(command, query, parameters, options),
       (result, span) => {
         span.attribute("db.response.returned_rows", result.rows.length)
         span.attribute("falkordb.execution_time_ms", result.statistics.executionTimeMs ?? -1)

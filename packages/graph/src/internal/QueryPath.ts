@@ -12,6 +12,7 @@
  * @internal
  */
 import {
+  executeFolded,
   executeStreamed,
   type ReadPreference,
   type RedisConnection,
@@ -35,6 +36,7 @@ import {
 import type { GraphOptions, QueryOptions, QueryResult } from "../Graph.ts"
 import { Header, Row } from "../Row.ts"
 import { decodeRow, type Envelope, isSchemaMiss, parseEnvelope } from "./CompactReply.ts"
+import { type FoldedRows, FoldFailure, ResultFold } from "./ResultFold.ts"
 import type { GraphSchema } from "./SchemaCache.ts"
 
 /** The margin the client waits beyond a server `TIMEOUT` before it gives up itself. */
@@ -136,7 +138,8 @@ export const decodeRange = (
   header: Header,
   from: number,
   to: number,
-  command: string
+  command: string,
+  base = 0
 ): Effect.Effect<Array<Row>, FalkorError> => {
   const sent = namesAtSend.get(envelope)
   const out: Array<Row> = []
@@ -149,7 +152,7 @@ export const decodeRange = (
       const missSeq = schema.now
       try {
         for (let i = start; i < to; i++) {
-          const values = decodeRow(envelope.rows[i]!, i, header.columns, names)
+          const values = decodeRow(envelope.rows[i]!, base + i, header.columns, names)
           if (isSchemaMiss(values)) {
             if (stale) {
               return Effect.fail(
@@ -219,6 +222,26 @@ export const decodeResult = (
   }
 }
 
+/**
+ * The whole result of a folded reply (`ResultFold`): its rows were decoded as they arrived;
+ * those after a row naming an unknown id continue on `decodeRange`, which waits for the refresh.
+ */
+const foldedResult = (
+  schema: GraphSchema,
+  folded: FoldedRows | FoldFailure,
+  command: string
+): Effect.Effect<QueryResult, FalkorError> => {
+  if (folded instanceof FoldFailure) return Effect.fail(placed(folded.cause, schema.graph, command))
+  const { header, pending, rows, statistics } = folded
+  const result = { header, columns: header.columns, rows, statistics }
+  if (pending.length === 0) return Effect.succeed(result)
+  const envelope: Envelope = { columns: header.columns, rows: pending, statistics }
+  return Effect.map(decodeRange(schema, envelope, header, 0, pending.length, command, rows.length), (rest) => {
+    for (const row of rest) rows.push(row)
+    return result
+  })
+}
+
 const isMismatch = (reply: Reply): reply is readonly [ErrorReply, number | bigint] =>
   Array.isArray(reply) &&
   reply.length === 2 &&
@@ -255,6 +278,17 @@ export interface Sender {
     options: QueryOptions | undefined,
     then: (envelope: Envelope) => Effect.Effect<A, FalkorError>
   ) => Effect.Effect<A, FalkorError>
+  /**
+   * Sends a query and decodes its whole result. Its rows are decoded as the reply is read
+   * (`executeFolded`) unless the graph's options need the whole reply first (the
+   * schema-version check, or `streamRows: false`).
+   */
+  readonly sendResult: (
+    command: QueryCommand,
+    query: string | Cypher.Query,
+    parameters: object | undefined,
+    options: QueryOptions | undefined
+  ) => Effect.Effect<QueryResult, FalkorError>
   /**
    * Sends a query whose reply is streamed (`executeStreamed`, depth 2: the header, each row
    * and the statistics as they arrive); `undefined` when the graph's options need the whole
@@ -408,5 +442,45 @@ export const makeSender = (
             })
           )
 
-  return { exec, sendOnce, send, sendThen, sendStreamed }
+  // Behind a followed primary, rows are decoded on arrival only while the cache matches it.
+  const current = primaryEpoch === undefined ? undefined : () => schema.epoch === primaryEpoch(name)
+
+  /** One folded send of a resolved text (see `sendResult`). */
+  const sendFolded = (
+    command: QueryCommand,
+    text: string,
+    queryOptions: QueryOptions | undefined
+  ): Effect.Effect<FoldedRows | FoldFailure, FalkorError> => {
+    if (refused !== undefined) return Effect.fail(refused)
+    const timeout = timeoutArgs(queryOptions, name, command)
+    if (timeout instanceof FalkorError) return Effect.fail(timeout)
+    const command_: Array<string> =
+      timeout.args.length === 0
+        ? [command, name, text, "--compact"]
+        : [command, name, text, "--compact", ...timeout.args]
+    const sent = executeFolded(connection, command_, () => new ResultFold(schema, command, current), {
+      readOnly: command === "GRAPH.RO_QUERY",
+      timeout: timeout.client ?? NO_CLIENT_LIMIT,
+      readPreference: queryOptions?.readPreference
+    }).pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command, serverTimeout: timeout.server })))
+    return followPrimary === undefined ? sent : Effect.tap(sent, () => followPrimary)
+  }
+
+  const sendResult: Sender["sendResult"] =
+    options.streamRows === false || options.schemaVersionCheck === true
+      ? (command, query, parameters, queryOptions) =>
+          sendThen(command, query, parameters, queryOptions, (envelope) => decodeResult(schema, envelope, command))
+      : (command, query, parameters, queryOptions) => {
+          const once =
+            typeof query === "string" && parameters === undefined
+              ? Effect.suspend(() => sendFolded(command, query, queryOptions))
+              : Effect.flatMap(resolve(name, command, query, parameters), (text) =>
+                  sendFolded(command, text, queryOptions)
+                )
+          // A retry re-sends only the query, never the refresh a row may wait for.
+          const sent = policy === undefined || command !== "GRAPH.RO_QUERY" ? once : Effect.retry(once, policy)
+          return Effect.flatMap(sent, (folded) => foldedResult(schema, folded, command))
+        }
+
+  return { exec, sendOnce, send, sendThen, sendResult, sendStreamed }
 }
