@@ -19,7 +19,7 @@ interface Counts {
 }
 
 /** A graph client over `options`' connection whose folded and whole sends are counted. */
-const counted = (options: RedisConnection.LayerOptions, graphOptions: FalkorDB.GraphOptions, counts: Counts) =>
+const counted = (options: RedisConnection.LayerOptions, graphOptions: FalkorDB.ClientOptions, counts: Counts) =>
   FalkorDB.layerFromRedisWith(graphOptions).pipe(
     Layer.provide(
       Layer.effect(
@@ -75,7 +75,7 @@ describe.skipIf(!url)("query decoded as the reply is read (FALKORDB_URL)", () =>
         const whole: Counts = { execute: 0, folded: 0 }
         const run = <A, E>(
           counts: Counts,
-          graphOptions: FalkorDB.GraphOptions,
+          graphOptions: FalkorDB.ClientOptions,
           effect: Effect.Effect<A, E, FalkorDB.FalkorDB>
         ) => Effect.provide(effect, counted(options, graphOptions, counts))
         yield* run(
@@ -89,7 +89,7 @@ describe.skipIf(!url)("query decoded as the reply is read (FALKORDB_URL)", () =>
           })
         )
         whole.execute = 0
-        const through = (counts: Counts, graphOptions: FalkorDB.GraphOptions) =>
+        const through = (counts: Counts, graphOptions: FalkorDB.ClientOptions) =>
           run(
             counts,
             graphOptions,
