@@ -3,10 +3,8 @@
  * `executeStreamed`, depth 2) turned into `Row`s as they arrive, so row 0 is handed out
  * before the reply ends and the whole reply is never held.
  *
- * The reply `[header, rows, stats]` arrives as: the header (collected, parsed when it
- * closes), each row (decoded at once), the statistics (collected); the envelope is checked
- * at the end exactly as for a whole reply (`parseEnvelope` on the header and statistics),
- * so error shapes (version mismatch, a legacy trailing error) fail the same way.
+ * The reply's parts are read by `EnvelopeParts` (the header, each row, the statistics; the
+ * envelope checked at the end as for a whole reply); each row waits here until pulled.
  *
  * Rows are decoded when pulled, `chunkSize` at a time, so rows after the ones taken are never
  * decoded; the stream reads on only when the rows received so far are handed out. A row
@@ -36,9 +34,10 @@ import * as Exit from "effect/Exit"
 import * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import type { FalkorError } from "../FalkorError.ts"
-import { Header, Row } from "../Row.ts"
+import { Row } from "../Row.ts"
 import type { Statistics } from "../Graph.ts"
-import { decodeRow, isSchemaMiss, parseEnvelope, type SchemaMiss } from "./CompactReply.ts"
+import { decodeRow, isSchemaMiss, type SchemaMiss } from "./CompactReply.ts"
+import { EnvelopeParts } from "./EnvelopeParts.ts"
 import { placed } from "./QueryPath.ts"
 import type { GraphSchema } from "./SchemaCache.ts"
 
@@ -52,95 +51,31 @@ export interface RowStreamStats {
   statistics: Statistics | undefined
 }
 
-class Decoder {
-  private replyLength = -1
-  private element = -1
-  private collecting: Array<Reply> | undefined = undefined
-  private readonly elements: Array<Reply> = []
-  private inRows = false
-  private header: Header | undefined = undefined
-  private rowIndex = 0
+class Decoder extends EnvelopeParts {
   /** Rows received, decoded when pulled (`take`), from `rawHead` on. */
   private raw: Array<Reply> = []
   private rawHead = 0
+  private rowIndex = 0
   refresh: Deferred.Deferred<void, FalkorError> | undefined = undefined
-  ended = false
   readonly stats: RowStreamStats = { rows: 0, peakWaiting: 0, statistics: undefined }
   private readonly schema: GraphSchema
-  private readonly graph: string
-  private readonly command: string
   constructor(schema: GraphSchema, command: string) {
+    super(schema.graph, command)
     this.schema = schema
-    this.graph = schema.graph
-    this.command = command
   }
 
   /** Takes one chunk of parts; throws `FalkorError` for a malformed or failed reply. */
   parts(parts: ReadonlyArray<ReplyPart>): void {
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i]!
-      if (part.depth === 2) {
-        if (part._tag !== "Value") continue
-        if (this.inRows) this.row(part.value)
-        else this.collecting!.push(part.value)
-        continue
-      }
-      if (part.depth === 1) {
-        if (part._tag === "Open") {
-          this.element++
-          if (this.replyLength === 3 && this.element === 1) this.inRows = true
-          else this.collecting = []
-        } else if (part._tag === "Value") {
-          this.element++
-          this.completed(part.value)
-        } else if (this.inRows) {
-          this.inRows = false
-          this.elements[this.element] = []
-        } else {
-          this.completed(this.collecting!)
-          this.collecting = undefined
-        }
-        continue
-      }
-      // depth 0
-      if (part._tag === "Open") this.replyLength = part.length
-      else if (part._tag === "Value") this.whole(part.value)
-      else this.end()
+      if (part._tag === "Value") this.value(part.depth, part.value)
+      else if (part._tag === "Open") this.open(part.depth, part.length)
+      else this.close(part.depth)
     }
+    if (this.ended) this.stats.statistics = this.statistics
   }
 
-  /** An element of the reply, complete. */
-  private completed(value: Reply): void {
-    if (this.replyLength === 3 && this.element === 1) {
-      // The rows arrived whole (none: `*0`).
-      this.elements[1] = []
-      if (Array.isArray(value)) for (const raw of value) this.row(raw)
-      return
-    }
-    this.elements[this.element] = value
-    if (this.replyLength === 3 && this.element === 0) {
-      this.header = new Header(parseEnvelope([value, [], []], this.graph, this.command).columns)
-    }
-  }
-
-  /** A reply that arrived whole (not streamed). */
-  private whole(reply: Reply): void {
-    const envelope = parseEnvelope(reply, this.graph, this.command)
-    this.header = new Header(envelope.columns)
-    for (const raw of envelope.rows) this.row(raw)
-    this.stats.statistics = envelope.statistics
-    this.ended = true
-  }
-
-  private end(): void {
-    const skeleton = this.replyLength === 3 ? [this.elements[0]!, [], this.elements[2]!] : this.elements
-    const envelope = parseEnvelope(skeleton, this.graph, this.command)
-    this.header ??= new Header(envelope.columns)
-    this.stats.statistics = envelope.statistics
-    this.ended = true
-  }
-
-  private row(raw: Reply): void {
+  protected row(raw: Reply): void {
     this.raw.push(raw)
     const waiting = this.raw.length - this.rawHead
     if (waiting > this.stats.peakWaiting) this.stats.peakWaiting = waiting

@@ -445,6 +445,21 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
     // Every unsupported command is also a connection-state one.
     return unsupported(command) ?? notMultiplexable(command)
   }
+  /**
+   * A single command's timeout and whether it needs a connection of its own (it blocks, or
+   * may wait past `stallTimeout`), or why the shared pipe refuses it (`execute` inlines this).
+   */
+  const placement = (
+    command: Command,
+    options: CommandOptions | undefined
+  ): RedisError | { readonly timeout: number; readonly ownConnection: boolean } => {
+    const admitted = admission(command)
+    if (admitted instanceof RedisError) return admitted
+    const blocking = admitted === "blocking"
+    const timeout = callTimeout(blocking, options, resolved.commandTimeout)
+    if (timeout instanceof RedisError) return timeout
+    return { timeout, ownConnection: blocking || outlastsStall(timeout, resolved) }
+  }
   return makeService({
     info,
     // One Effect.callback per call: checks, routing and the hand-over to the engine all happen in it.
@@ -463,15 +478,11 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
       }),
     executeFolded: (command, makeFold, options) =>
       Effect.suspend(() => {
-        const admitted = admission(command)
-        if (admitted instanceof RedisError) return Effect.fail(admitted)
-        const blocking = admitted === "blocking"
-        const timeout = callTimeout(blocking, options, resolved.commandTimeout)
-        if (timeout instanceof RedisError) return Effect.fail(timeout)
+        const placed = placement(command, options)
+        if (placed instanceof RedisError) return Effect.fail(placed)
+        const { ownConnection, timeout } = placed
         const fold = makeFold()
-        if (blocking || outlastsStall(timeout, resolved)) {
-          return onExclusive((engine) => engineExecuteFolded(engine, command, timeout, fold))
-        }
+        if (ownConnection) return onExclusive((engine) => engineExecuteFolded(engine, command, timeout, fold))
         return engineExecuteFolded(router.forCommand(command, options?.readOnly === true), command, timeout, fold)
       }),
     submit: (command, options) =>
@@ -536,13 +547,11 @@ const sharedService = (resolved: ResolvedOptions, router: Router, info: Connecti
     executeStreamed: (command, options) =>
       Stream.unwrap(
         Effect.sync(() => {
-          const admitted = admission(command)
-          if (admitted instanceof RedisError) return Stream.fail(admitted)
-          const blocking = admitted === "blocking"
-          const timeout = callTimeout(blocking, options, resolved.commandTimeout)
-          if (timeout instanceof RedisError) return Stream.fail(timeout)
+          const placed = placement(command, options)
+          if (placed instanceof RedisError) return Stream.fail(placed)
+          const { ownConnection, timeout } = placed
           // Like execute: what must not ride the shared pipe gets a connection of its own.
-          if (blocking || outlastsStall(timeout, resolved)) {
+          if (ownConnection) {
             return engineStream(
               Effect.map(
                 makeEngine({ ...resolved, stallTimeout: Number.POSITIVE_INFINITY }),
@@ -780,35 +789,36 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
     target: resolved.target,
     protocol: resolved.protocol
   }
+  /**
+   * One command by `execute`'s rules: `send` puts it on a borrowed connection with what is
+   * left of its timeout (`reported`: the timeout its errors name), or on one of its own.
+   */
+  const single = <A>(
+    command: Command,
+    options: CommandOptions | undefined,
+    send: (engine: Lane, timeout: number, reported?: number) => Effect.Effect<A, RedisError>
+  ): Effect.Effect<A, RedisError> =>
+    Effect.suspend(() => {
+      const refused = pooledRefusal(command)
+      if (refused !== undefined) return Effect.fail(refused)
+      // A borrowed connection is the caller's own, so a blocking command may wait on it.
+      const blocking = CommandKeys.isBlocking(command)
+      const timeout = callTimeout(blocking, options, resolved.commandTimeout)
+      if (timeout instanceof RedisError) return Effect.fail(timeout)
+      if (resolved.stallTimeout !== Number.POSITIVE_INFINITY && (blocking || outlastsStall(timeout, resolved))) {
+        // The pooled connections watch for stalls; a wait longer than that needs a connection without the detector.
+        return onExclusive((engine) => send(engine, timeout))
+      }
+      return borrow(timeout, (engine, left, reported) => send(engine, left, reported))
+    })
   const service: Service = makeService({
     info,
     execute: (command, options) =>
-      Effect.suspend(() => {
-        const refused = pooledRefusal(command)
-        if (refused !== undefined) return Effect.fail(refused)
-        // A borrowed connection is the caller's own, so a blocking command may wait on it.
-        const blocking = CommandKeys.isBlocking(command)
-        const timeout = callTimeout(blocking, options, resolved.commandTimeout)
-        if (timeout instanceof RedisError) return Effect.fail(timeout)
-        if (resolved.stallTimeout !== Number.POSITIVE_INFINITY && (blocking || outlastsStall(timeout, resolved))) {
-          // The pooled connections watch for stalls; a wait longer than that needs a connection without the detector.
-          return onExclusive((engine) => engineExecute(engine, command, timeout))
-        }
-        return borrow(timeout, (engine, left, reported) => engineExecute(engine, command, left, reported))
-      }),
+      single(command, options, (engine, timeout, reported) => engineExecute(engine, command, timeout, reported)),
     executeFolded: (command, makeFold, options) =>
-      Effect.suspend(() => {
-        const refused = pooledRefusal(command)
-        if (refused !== undefined) return Effect.fail(refused)
-        const blocking = CommandKeys.isBlocking(command)
-        const timeout = callTimeout(blocking, options, resolved.commandTimeout)
-        if (timeout instanceof RedisError) return Effect.fail(timeout)
-        const fold = makeFold()
-        if (resolved.stallTimeout !== Number.POSITIVE_INFINITY && (blocking || outlastsStall(timeout, resolved))) {
-          return onExclusive((engine) => engineExecuteFolded(engine, command, timeout, fold))
-        }
-        return borrow(timeout, (engine, left, reported) => engineExecuteFolded(engine, command, left, fold, reported))
-      }),
+      single(command, options, (engine, timeout, reported) =>
+        engineExecuteFolded(engine, command, timeout, makeFold(), reported)
+      ),
     // The borrow lasts until the reply has landed, so the connection stays the caller's own.
     submit: (command, options) =>
       Effect.gen(function* () {

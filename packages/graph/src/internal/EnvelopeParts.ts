@@ -1,0 +1,104 @@
+/**
+ * The parts of a compact query reply `[header, rows, stats]` read as they arrive (depth 2, the
+ * parts of `RedisConnection.executeStreamed` / a `ReplyFold`): the header is collected and
+ * parsed when it closes, each row is handed to `row` as it completes, the statistics are
+ * collected; the envelope is checked at the end exactly as for a whole reply
+ * (`parseEnvelope` on the header and statistics), so error shapes (version mismatch, a legacy
+ * trailing error) fail the same way. A reply that arrives whole (not a non-empty array) is
+ * parsed whole. Failures are thrown (`FalkorError`); subclasses say what a row becomes
+ * (`RowStream`: kept until pulled; `ResultFold`: decoded at once).
+ *
+ * @internal
+ */
+import type { Reply } from "@effect-falkordb/resp/Reply"
+import type { Statistics } from "../Graph.ts"
+import { Header } from "../Row.ts"
+import { parseEnvelope } from "./CompactReply.ts"
+
+export abstract class EnvelopeParts {
+  protected readonly graph: string
+  protected readonly command: string
+  private replyLength = -1
+  private element = -1
+  private collecting: Array<Reply> | undefined = undefined
+  private readonly elements: Array<Reply> = []
+  private inRows = false
+  /** The header, once it has arrived. */
+  protected header: Header | undefined = undefined
+  /** The statistics, once the reply has ended. */
+  statistics: Statistics | undefined = undefined
+  /** The reply has ended. */
+  ended = false
+
+  constructor(graph: string, command: string) {
+    this.graph = graph
+    this.command = command
+  }
+
+  /** A row of the reply, complete, in order (the header is known). */
+  protected abstract row(raw: Reply): void
+
+  /** The reply began (an array reply opened, or a whole reply arrived). */
+  protected begin(): void {}
+
+  open(depth: number, length: number): void {
+    if (depth === 0) {
+      this.replyLength = length
+      this.begin()
+      return
+    }
+    this.element++
+    if (this.replyLength === 3 && this.element === 1) this.inRows = true
+    else this.collecting = []
+  }
+
+  value(depth: number, value: Reply): void {
+    if (depth === 2) {
+      if (this.inRows) this.row(value)
+      else this.collecting!.push(value)
+    } else if (depth === 1) {
+      this.element++
+      this.completed(value)
+    } else this.whole(value)
+  }
+
+  close(depth: number): void {
+    if (depth === 0) this.end()
+    else if (this.inRows) this.inRows = false
+    else {
+      this.completed(this.collecting!)
+      this.collecting = undefined
+    }
+  }
+
+  /** An element of the reply, complete. */
+  private completed(value: Reply): void {
+    if (this.replyLength === 3 && this.element === 1) {
+      // The rows arrived whole (none: `*0`).
+      if (Array.isArray(value)) for (let i = 0; i < value.length; i++) this.row(value[i]!)
+      return
+    }
+    this.elements[this.element] = value
+    if (this.replyLength === 3 && this.element === 0) {
+      this.header = new Header(parseEnvelope([value, [], []], this.graph, this.command).columns)
+    }
+  }
+
+  /** A reply that arrived whole (not a non-empty array): checked like any whole reply. */
+  private whole(reply: Reply): void {
+    this.begin()
+    const envelope = parseEnvelope(reply, this.graph, this.command)
+    this.header = new Header(envelope.columns)
+    for (let i = 0; i < envelope.rows.length; i++) this.row(envelope.rows[i]!)
+    this.statistics = envelope.statistics
+    this.ended = true
+  }
+
+  private end(): void {
+    const skeleton = this.replyLength === 3 ? [this.elements[0]!, [], this.elements[2]!] : this.elements
+    const envelope = parseEnvelope(skeleton, this.graph, this.command)
+    this.header ??= new Header(envelope.columns)
+    this.statistics = envelope.statistics
+    this.ended = true
+  }
+}
