@@ -11,7 +11,8 @@
  * `--seconds=` (5), `--client=ours|falkordb-ts`, `--port=` (a server that has the module; else one
  * is started with the module Embedded finds). Prints queries/s and this process's CPU µs per query;
  * `--top` prints the functions with the most self time from a CPU profile of the run (no file needed);
- * `--alloc` the bytes allocated per query and the top allocation sites (`--alloc-callers` with callers).
+ * `--alloc` the bytes allocated per query and the top allocation sites (`--alloc-callers` with callers);
+ * `--whole-replies` has this client read each reply whole before decoding it (`streamRows: false`).
  *
  * @since 0.1.0
  */
@@ -67,7 +68,9 @@ const program = Effect.scoped(
       const g = db.selectGraph(GRAPH)
       loop = (millis) => Effect.tryPromise(() => Harness.runPromiseLoop(callers, millis, () => g.roQuery(query)))
     } else {
-      const context = yield* Layer.build(FalkorDB.layer({ url: `redis://127.0.0.1:${port}` }))
+      // `--whole-replies`: `query` reads the whole reply before decoding it (`streamRows: false`).
+      const streamRows = !process.argv.includes("--whole-replies")
+      const context = yield* Layer.build(FalkorDB.layer({ url: `redis://127.0.0.1:${port}`, streamRows }))
       const g = (context.mapUnsafe.get(FalkorDB.FalkorDB.key) as FalkorDB.FalkorDB["Service"]).graph(GRAPH)
       loop = (millis) => Harness.runEffectLoop(callers, millis, () => g.roQuery(query))
     }
