@@ -906,8 +906,8 @@ export const makeService: (parts: ServiceParts) => RedisConnection["Service"] = 
 /**
  * Executes `command` on `connection` and folds its reply as it is read (see `ReplyFold`): a
  * large array reply becomes the fold's value without ever being held whole. A service
- * without `executeFolded` (a mock, a wrapper, a cluster client) runs `execute` and folds the
- * whole reply: the same result, only with the reply held first.
+ * without `executeFolded` (a mock, a wrapper) runs `execute` and folds the whole reply: the
+ * same result, only with the reply held first.
  *
  * @example
  * ```ts

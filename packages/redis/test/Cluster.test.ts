@@ -589,173 +589,214 @@ describe("cluster", { timeout: 120_000 }, () => {
 /** The wire size of an array reply of bulk strings, after its first line (`*<n>\r\n`). */
 const bulkArrayBody = (values: ReadonlyArray<string>) => values.reduce((size, v) => size + bulk(v).length, 0)
 
-describe("cluster: streamed replies and submitted commands follow redirections", { timeout: 120_000 }, () => {
-  it.live("MOVED and ASK followed by executeStreamed (rows handed over while the reply is read) and by submit", () =>
-    Effect.gen(function* () {
-      const { servers, admins } = yield* clusterOf(0)
-      const seed = `127.0.0.1:${servers[0]!.port}`
-      const adminOf = (port: number) => admins[servers.findIndex((s) => s.port === port)]!
-      const idOf = (port: number) => Effect.map(adminOf(port).execute(["CLUSTER", "MYID"]), text)
-      const ports = servers.map((s) => s.port)
-      const ownerOf = (slot: number) =>
-        Effect.map(admins[0]!.execute(["CLUSTER", "SLOTS"]), (reply) => {
-          const range = (reply as ReadonlyArray<ReadonlyArray<Reply>>).find(
-            (r) => Number(r[0]) <= slot && slot <= Number(r[1])
-          )!
-          return Number((range[2] as ReadonlyArray<Reply>)[1])
-        })
-      /** Starts moving `tag`'s slot to another primary: IMPORTING / MIGRATING, then its keys go. */
-      const beginMove = (tag: string, keys: ReadonlyArray<string>) =>
-        Effect.gen(function* () {
-          const slot = hashSlot(tag)
-          const from = yield* ownerOf(slot)
-          const to = ports.find((p) => p !== from)!
-          yield* adminOf(to).execute(["CLUSTER", "SETSLOT", slot, "IMPORTING", yield* idOf(from)])
-          yield* adminOf(from).execute(["CLUSTER", "SETSLOT", slot, "MIGRATING", yield* idOf(to)])
-          if (keys.length > 0) {
-            yield* adminOf(from).execute(["MIGRATE", "127.0.0.1", to, "", 0, 5000, "KEYS", ...keys])
-          }
-          return { slot, from, to }
-        })
-      /** Ends the move: every primary names the new owner (the old one answers MOVED from now on). */
-      const endMove = (move: { slot: number; to: number }) =>
-        Effect.gen(function* () {
-          const toId = yield* idOf(move.to)
-          for (const port of [move.to, ...ports.filter((p) => p !== move.to)]) {
-            yield* adminOf(port).execute(["CLUSTER", "SETSLOT", move.slot, "NODE", toId])
-          }
-        })
-      const stat = (port: number, field: string) => Effect.map(stats(adminOf(port)), (m) => m.get(field) ?? 0)
-      /** An effect giving how much an `INFO` field of `port` has grown since now. */
-      const since = (port: number, field: string) =>
-        Effect.map(stat(port, field), (before) => Effect.map(stat(port, field), (after) => after - before))
-
-      const rows = 20_000
-      const values = Array.from({ length: rows }, (_, i) => `row-${i}-${"x".repeat(40)}`)
-      const fill = (key: string) =>
-        Effect.gen(function* () {
-          const owner = adminOf(yield* ownerOf(hashSlot(key)))
-          for (let i = 0; i < rows; i += 1000) yield* owner.execute(["RPUSH", key, ...values.slice(i, i + 1000)])
-        })
-
-      /**
-       * Streams LRANGE of `key` with a consumer that stops after the first chunk until reading
-       * has paused: the first rows are in hand while most of the reply is still unread. Then
-       * reads the rest and checks every row, in order.
-       */
-      const streamedRows = (redis: RedisConnection.RedisConnection["Service"], key: string) =>
-        Effect.scoped(
-          Effect.gen(function* () {
-            const pull = yield* Stream.toPull(
-              RedisConnection.executeStreamed(redis, ["LRANGE", key, "0", "-1"], { depth: 1, highWaterMark: 16384 })
-            )
-            const first = yield* pull
-            assert.deepStrictEqual(first[0], { _tag: "Open", depth: 0, length: rows })
-            const stream = recent[recent.length - 1]!
-            yield* until(
-              Effect.sync(() => stream.pausing),
-              "reading paused for the lagging consumer"
-            )
-            const readWhenPaused = stream.received
-            let got = first
-              .filter((part) => part._tag === "Value")
-              .map((part) => text((part as { value: Reply }).value))
-            const inHandWhenPaused = got.length
-            for (;;) {
-              const exit = yield* Effect.exit(pull)
-              if (Exit.isFailure(exit)) {
-                assert.isTrue(Pull.isDoneCause(exit.cause), "ended, not failed")
-                break
-              }
-              for (const part of exit.value) if (part._tag === "Value") got.push(text(part.value))
-            }
-            assert.deepStrictEqual(got, values)
-            assert.strictEqual(stream.received, bulkArrayBody(values))
-            got = []
-            return { inHandWhenPaused, readWhenPaused, total: bulkArrayBody(values) }
+describe("cluster: streamed and folded replies and submitted commands follow redirections", {
+  timeout: 120_000
+}, () => {
+  it.live(
+    "MOVED and ASK followed by executeStreamed (rows handed over while the reply is read), executeFolded and submit",
+    () =>
+      Effect.gen(function* () {
+        const { servers, admins } = yield* clusterOf(0)
+        const seed = `127.0.0.1:${servers[0]!.port}`
+        const adminOf = (port: number) => admins[servers.findIndex((s) => s.port === port)]!
+        const idOf = (port: number) => Effect.map(adminOf(port).execute(["CLUSTER", "MYID"]), text)
+        const ports = servers.map((s) => s.port)
+        const ownerOf = (slot: number) =>
+          Effect.map(admins[0]!.execute(["CLUSTER", "SLOTS"]), (reply) => {
+            const range = (reply as ReadonlyArray<ReadonlyArray<Reply>>).find(
+              (r) => Number(r[0]) <= slot && slot <= Number(r[1])
+            )!
+            return Number((range[2] as ReadonlyArray<Reply>)[1])
           })
-        )
+        /** Starts moving `tag`'s slot to another primary: IMPORTING / MIGRATING, then its keys go. */
+        const beginMove = (tag: string, keys: ReadonlyArray<string>) =>
+          Effect.gen(function* () {
+            const slot = hashSlot(tag)
+            const from = yield* ownerOf(slot)
+            const to = ports.find((p) => p !== from)!
+            yield* adminOf(to).execute(["CLUSTER", "SETSLOT", slot, "IMPORTING", yield* idOf(from)])
+            yield* adminOf(from).execute(["CLUSTER", "SETSLOT", slot, "MIGRATING", yield* idOf(to)])
+            if (keys.length > 0) {
+              yield* adminOf(from).execute(["MIGRATE", "127.0.0.1", to, "", 0, 5000, "KEYS", ...keys])
+            }
+            return { slot, from, to }
+          })
+        /** Ends the move: every primary names the new owner (the old one answers MOVED from now on). */
+        const endMove = (move: { slot: number; to: number }) =>
+          Effect.gen(function* () {
+            const toId = yield* idOf(move.to)
+            for (const port of [move.to, ...ports.filter((p) => p !== move.to)]) {
+              yield* adminOf(port).execute(["CLUSTER", "SETSLOT", move.slot, "NODE", toId])
+            }
+          })
+        const stat = (port: number, field: string) => Effect.map(stats(adminOf(port)), (m) => m.get(field) ?? 0)
+        /** An effect giving how much an `INFO` field of `port` has grown since now. */
+        const since = (port: number, field: string) =>
+          Effect.map(stat(port, field), (before) => Effect.map(stat(port, field), (after) => after - before))
 
-      for (const options of [
-        { strategy: "multiplexed", connections: 1 },
-        { strategy: "pooled", size: 2 }
-      ] as const) {
-        const label = options.strategy
-        const redis = yield* RedisConnection.makeFromOptions({ ...options, cluster: { nodes: [seed] } })
+        const rows = 20_000
+        const values = Array.from({ length: rows }, (_, i) => `row-${i}-${"x".repeat(40)}`)
+        const fill = (key: string) =>
+          Effect.gen(function* () {
+            const owner = adminOf(yield* ownerOf(hashSlot(key)))
+            for (let i = 0; i < rows; i += 1000) yield* owner.execute(["RPUSH", key, ...values.slice(i, i + 1000)])
+          })
 
-        // --- MOVED: the slot moved after the client read the map; the stream runs on the new owner
-        const movedKey = `{moved-${label}}list`
-        yield* fill(movedKey)
-        assert.strictEqual(Number(yield* redis.execute(["LLEN", movedKey])), rows)
-        const move = yield* beginMove(movedKey, [movedKey])
-        yield* endMove(move)
-        const movedCount = yield* since(move.from, "errorstat_MOVED.count")
-        const ranges = yield* since(move.to, "cmdstat_lrange.calls")
-        const moved = yield* streamedRows(redis, movedKey)
-        assert.strictEqual(yield* movedCount, 1, "one MOVED")
-        assert.strictEqual(yield* ranges, 1, "run once, on the owner")
-        // The first rows were handed over while most of the reply was still unread.
-        assert.isAbove(moved.inHandWhenPaused, 0)
-        assert.isBelow(moved.inHandWhenPaused, rows)
-        assert.isBelow(moved.readWhenPaused, moved.total / 2)
-
-        // --- ASK: the slot is migrating and the key has left: ASKING + the stream on the importing node
-        const askKey = `{ask-${label}}list`
-        yield* fill(askKey)
-        assert.strictEqual(Number(yield* redis.execute(["LLEN", askKey])), rows)
-        const migration = yield* beginMove(askKey, [askKey])
-        const askCount = yield* since(migration.from, "errorstat_ASK.count")
-        const askings = yield* since(migration.to, "cmdstat_asking.calls")
-        const asked = yield* streamedRows(redis, askKey)
-        assert.strictEqual(yield* askCount, 1, "one ASK")
-        assert.strictEqual(yield* askings, 1, "one ASKING")
-        assert.isAbove(asked.inHandWhenPaused, 0)
-        assert.isBelow(asked.readWhenPaused, asked.total / 2)
-        // A submitted command meets the same ASK: its future resolves to the importing node's reply.
-        const askedLength = yield* redis.submit(["LLEN", askKey])
-        assert.strictEqual(Number(yield* askedLength.await), rows)
-        assert.strictEqual(yield* askCount, 2, "a second ASK")
-        assert.strictEqual(yield* askings, 2, "a second ASKING")
-        yield* endMove(migration)
-
-        // --- submit: MOVED followed, the future resolves to the new owner's reply
-        const tag = `{submit-${label}}`
-        assert.strictEqual(yield* redis.execute(["SET", `${tag}a`, "first"]), "OK")
-        const submitMove = yield* beginMove(tag, [`${tag}a`])
-        yield* endMove(submitMove)
-        const submitMoved = yield* since(submitMove.from, "errorstat_MOVED.count")
-        // Never awaited before it lands: the redirected write is sent again by the client itself.
-        const write = yield* redis.submit(["SET", `${tag}b`, "second"])
-        yield* until(
-          Effect.map(adminOf(submitMove.to).execute(["GET", `${tag}b`]), (value) => value !== null),
-          "the redirected write to land on the new owner"
-        )
-        assert.strictEqual(yield* write.await, "OK")
-        assert.strictEqual(yield* write.poll, "OK")
-        const read = yield* redis.submit(["GET", `${tag}a`])
-        assert.strictEqual(text(yield* read.await), "first")
-        assert.strictEqual(
-          yield* submitMoved,
-          1,
-          "one MOVED: the map learned the move, the read went straight to the new owner"
-        )
-        assert.strictEqual(text(yield* adminOf(submitMove.to).execute(["GET", `${tag}b`])), "second")
-        // Per-key order of submitted commands, the slot staying put: 200 RPUSH never awaited in between.
-        if (label === "multiplexed") {
-          const pushes = yield* Effect.forEach(
-            Array.from({ length: 200 }, (_, i) => i),
-            (i) => redis.submit(["RPUSH", `${tag}order`, String(i)])
+        /**
+         * Streams LRANGE of `key` with a consumer that stops after the first chunk until reading
+         * has paused: the first rows are in hand while most of the reply is still unread. Then
+         * reads the rest and checks every row, in order.
+         */
+        const streamedRows = (redis: RedisConnection.RedisConnection["Service"], key: string) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const pull = yield* Stream.toPull(
+                RedisConnection.executeStreamed(redis, ["LRANGE", key, "0", "-1"], { depth: 1, highWaterMark: 16384 })
+              )
+              const first = yield* pull
+              assert.deepStrictEqual(first[0], { _tag: "Open", depth: 0, length: rows })
+              const stream = recent[recent.length - 1]!
+              yield* until(
+                Effect.sync(() => stream.pausing),
+                "reading paused for the lagging consumer"
+              )
+              const readWhenPaused = stream.received
+              let got = first
+                .filter((part) => part._tag === "Value")
+                .map((part) => text((part as { value: Reply }).value))
+              const inHandWhenPaused = got.length
+              for (;;) {
+                const exit = yield* Effect.exit(pull)
+                if (Exit.isFailure(exit)) {
+                  assert.isTrue(Pull.isDoneCause(exit.cause), "ended, not failed")
+                  break
+                }
+                for (const part of exit.value) if (part._tag === "Value") got.push(text(part.value))
+              }
+              assert.deepStrictEqual(got, values)
+              assert.strictEqual(stream.received, bulkArrayBody(values))
+              got = []
+              return { inHandWhenPaused, readWhenPaused, total: bulkArrayBody(values) }
+            })
           )
-          yield* Effect.forEach(pushes, (push) => push.await)
+
+        for (const options of [
+          { strategy: "multiplexed", connections: 1 },
+          { strategy: "pooled", size: 2 }
+        ] as const) {
+          const label = options.strategy
+          const redis = yield* RedisConnection.makeFromOptions({ ...options, cluster: { nodes: [seed] } })
+
+          // --- MOVED: the slot moved after the client read the map; the stream runs on the new owner
+          const movedKey = `{moved-${label}}list`
+          yield* fill(movedKey)
+          assert.strictEqual(Number(yield* redis.execute(["LLEN", movedKey])), rows)
+          const move = yield* beginMove(movedKey, [movedKey])
+          yield* endMove(move)
+          const movedCount = yield* since(move.from, "errorstat_MOVED.count")
+          const ranges = yield* since(move.to, "cmdstat_lrange.calls")
+          const moved = yield* streamedRows(redis, movedKey)
+          assert.strictEqual(yield* movedCount, 1, "one MOVED")
+          assert.strictEqual(yield* ranges, 1, "run once, on the owner")
+          // The first rows were handed over while most of the reply was still unread.
+          assert.isAbove(moved.inHandWhenPaused, 0)
+          assert.isBelow(moved.inHandWhenPaused, rows)
+          assert.isBelow(moved.readWhenPaused, moved.total / 2)
+
+          // --- ASK: the slot is migrating and the key has left: ASKING + the stream on the importing node
+          const askKey = `{ask-${label}}list`
+          yield* fill(askKey)
+          assert.strictEqual(Number(yield* redis.execute(["LLEN", askKey])), rows)
+          const migration = yield* beginMove(askKey, [askKey])
+          const askCount = yield* since(migration.from, "errorstat_ASK.count")
+          const askings = yield* since(migration.to, "cmdstat_asking.calls")
+          const asked = yield* streamedRows(redis, askKey)
+          assert.strictEqual(yield* askCount, 1, "one ASK")
+          assert.strictEqual(yield* askings, 1, "one ASKING")
+          assert.isAbove(asked.inHandWhenPaused, 0)
+          assert.isBelow(asked.readWhenPaused, asked.total / 2)
+          // A submitted command meets the same ASK: its future resolves to the importing node's reply.
+          const askedLength = yield* redis.submit(["LLEN", askKey])
+          assert.strictEqual(Number(yield* askedLength.await), rows)
+          assert.strictEqual(yield* askCount, 2, "a second ASK")
+          assert.strictEqual(yield* askings, 2, "a second ASKING")
+          yield* endMove(migration)
+
+          // --- executeFolded: MOVED and ASK followed like execute's, each attempt on a fold of its own
+          const elementsOf = () => {
+            const got: Array<string> = []
+            return {
+              depth: 1,
+              open: () => {},
+              value: (depth: number, value: Reply) => {
+                if (depth === 1) got.push(text(value))
+              },
+              close: () => {},
+              result: () => got
+            }
+          }
+          assert.isDefined(redis.executeFolded, "the cluster client folds on the node itself")
+        const foldMovedKey = `{fold-moved-${label}}list`
+          yield* fill(foldMovedKey)
+          const foldMove = yield* beginMove(foldMovedKey, [foldMovedKey])
+          yield* endMove(foldMove)
+          const foldMoved = yield* since(foldMove.from, "errorstat_MOVED.count")
           assert.deepStrictEqual(
-            ((yield* redis.execute(["LRANGE", `${tag}order`, "0", "-1"])) as ReadonlyArray<Reply>).map(text),
-            Array.from({ length: 200 }, (_, i) => String(i))
+            yield* RedisConnection.executeFolded(redis, ["LRANGE", foldMovedKey, "0", "-1"], elementsOf),
+            values
+          )
+          assert.strictEqual(yield* foldMoved, 1, "one MOVED for the folded command")
+          const foldAskKey = `{fold-ask-${label}}list`
+          yield* fill(foldAskKey)
+          const foldMigration = yield* beginMove(foldAskKey, [foldAskKey])
+          const foldAsks = yield* since(foldMigration.from, "errorstat_ASK.count")
+          const foldAskings = yield* since(foldMigration.to, "cmdstat_asking.calls")
+          assert.deepStrictEqual(
+            yield* RedisConnection.executeFolded(redis, ["LRANGE", foldAskKey, "0", "-1"], elementsOf),
+            values
+          )
+          assert.strictEqual(yield* foldAsks, 1, "one ASK for the folded command")
+          assert.strictEqual(yield* foldAskings, 1, "one ASKING")
+          yield* endMove(foldMigration)
+
+          // --- submit: MOVED followed, the future resolves to the new owner's reply
+          const tag = `{submit-${label}}`
+          assert.strictEqual(yield* redis.execute(["SET", `${tag}a`, "first"]), "OK")
+          const submitMove = yield* beginMove(tag, [`${tag}a`])
+          yield* endMove(submitMove)
+          const submitMoved = yield* since(submitMove.from, "errorstat_MOVED.count")
+          // Never awaited before it lands: the redirected write is sent again by the client itself.
+          const write = yield* redis.submit(["SET", `${tag}b`, "second"])
+          yield* until(
+            Effect.map(adminOf(submitMove.to).execute(["GET", `${tag}b`]), (value) => value !== null),
+            "the redirected write to land on the new owner"
+          )
+          assert.strictEqual(yield* write.await, "OK")
+          assert.strictEqual(yield* write.poll, "OK")
+          const read = yield* redis.submit(["GET", `${tag}a`])
+          assert.strictEqual(text(yield* read.await), "first")
+          assert.strictEqual(
+            yield* submitMoved,
+            1,
+            "one MOVED: the map learned the move, the read went straight to the new owner"
+          )
+          assert.strictEqual(text(yield* adminOf(submitMove.to).execute(["GET", `${tag}b`])), "second")
+          // Per-key order of submitted commands, the slot staying put: 200 RPUSH never awaited in between.
+          if (label === "multiplexed") {
+            const pushes = yield* Effect.forEach(
+              Array.from({ length: 200 }, (_, i) => i),
+              (i) => redis.submit(["RPUSH", `${tag}order`, String(i)])
+            )
+            yield* Effect.forEach(pushes, (push) => push.await)
+            assert.deepStrictEqual(
+              ((yield* redis.execute(["LRANGE", `${tag}order`, "0", "-1"])) as ReadonlyArray<Reply>).map(text),
+              Array.from({ length: 200 }, (_, i) => String(i))
+            )
+          }
+          console.log(
+            `cluster ${label}: streamed LRANGE of ${rows} rows (${moved.total} bytes) followed MOVED and ASK; submit followed MOVED and ASK; paused with ${moved.inHandWhenPaused} / ${asked.inHandWhenPaused} rows in hand after ${moved.readWhenPaused} / ${asked.readWhenPaused} bytes read`
           )
         }
-        console.log(
-          `cluster ${label}: streamed LRANGE of ${rows} rows (${moved.total} bytes) followed MOVED and ASK; submit followed MOVED and ASK; paused with ${moved.inHandWhenPaused} / ${asked.inHandWhenPaused} rows in hand after ${moved.readWhenPaused} / ${asked.readWhenPaused} bytes read`
-        )
-      }
-    })
+      })
   )
 })

@@ -25,6 +25,7 @@ import type {
   Future,
   ReadPreference,
   RedisConnection,
+  ReplyFold,
   ReplyPart,
   StreamOptions
 } from "../RedisConnection.ts"
@@ -37,6 +38,7 @@ import { refuseAll } from "./Strategies.ts"
 import * as ExecuteAll from "./ExecuteAll.ts"
 import * as Sentinel from "./Sentinel.ts"
 import { launch } from "./SingleFlight.ts"
+import * as Folded from "./Folded.ts"
 import * as Streamed from "./Streamed.ts"
 
 type Service = RedisConnection["Service"]
@@ -765,9 +767,49 @@ export const makeCluster = Effect.fnUntraced(function* (settings: ClusterSetting
     return future
   }
 
+  /**
+   * A folded command on its node. A failure is followed like `execute`'s: a `MOVED` or `ASK`
+   * is an error reply, never folded, and every attempt folds into a fold of its own.
+   */
+  const fold = <A>(
+    command: Command,
+    slot: number | undefined,
+    makeFold: () => ReplyFold<A>,
+    options: CommandOptions | undefined
+  ): Effect.Effect<A, RedisError> => {
+    const wanted = replicaPreference(isRead(command, options?.readOnly), options?.readPreference)
+    const attempt = Effect.flatMap(route(slot, wanted), (node) =>
+      Folded.executeFolded(node, command, makeFold, options)
+    )
+    return Effect.catch(attempt, (failure) =>
+      Effect.flatMap(retryTarget(slot, wanted, failure), ({ asking, target }) =>
+        !asking
+          ? Folded.executeFolded(target, command, makeFold, options)
+          : // ASKING holds for the next command of its connection: both on a connection of its own.
+            target.withExclusive((connection) =>
+              Effect.andThen(
+                connection.execute(["ASKING"], options),
+                Folded.executeFolded({ execute: connection.execute }, command, makeFold, options)
+              )
+            )
+      )
+    )
+  }
+
   const service: Service = makeService({
     info,
     execute,
+    executeFolded: (command, makeFold, options) =>
+      Effect.suspend(() => {
+        const slot = commandSlot(command)
+        if (slot instanceof RedisError) return Effect.fail(slot)
+        if (slot === undefined && String(command[0]).toUpperCase() === "GRAPH.LIST") {
+          return Effect.flatMap(fanOut(command, options), (reply) =>
+            Effect.sync(() => Folded.foldWhole(reply, makeFold()))
+          )
+        }
+        return fold(command, slot, makeFold, options)
+      }),
     executeStreamed: (command, options) =>
       Stream.suspend(() => {
         const slot = commandSlot(command)
