@@ -736,7 +736,7 @@ describe("cluster: streamed and folded replies and submitted commands follow red
             }
           }
           assert.isDefined(redis.executeFolded, "the cluster client folds on the node itself")
-        const foldMovedKey = `{fold-moved-${label}}list`
+          const foldMovedKey = `{fold-moved-${label}}list`
           yield* fill(foldMovedKey)
           const foldMove = yield* beginMove(foldMovedKey, [foldMovedKey])
           yield* endMove(foldMove)
