@@ -13,7 +13,10 @@
  * How: nodes first, each batch `CREATE`s its nodes and returns their internal ids, which the
  * loader keeps per key (one map entry per node, as `BulkLoader` does); relationships then find
  * their endpoints by id (`NodeByIdSeek`, no index needed, no temporary property to remove).
- * The ids are only valid while nobody deletes nodes of the graph during the load.
+ * The ids are only valid while nobody deletes nodes of the graph during the load: a batch that
+ * creates fewer relationships than it has rows (an endpoint deleted meanwhile) fails the load
+ * with reason `EndpointsGone`, never silently (a deleted id that FalkorDB already reused for a
+ * new node cannot be told apart: do not delete nodes while loading).
  *
  * It is slower than `GRAPH.BULK` (each row is Cypher text the server parses and runs), and a
  * load that fails part way leaves the batches confirmed so far (`Interrupted` says how many).
@@ -61,6 +64,7 @@ import * as BulkSources from "./internal/BulkSources.ts"
 import { keyOf, writeText, writeValue } from "./internal/BulkValues.ts"
 import {
   DuplicateKey,
+  EndpointsGone,
   GraphExists,
   Interrupted,
   InvalidSource,
@@ -372,13 +376,15 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
     const ingest = (
       rows: Stream.Stream<ReadonlyArray<ParameterValue>, LoadError>,
       query: { text: string },
-      confirmed: (result: QueryResult) => void
+      confirmed: (result: QueryResult, rows: number) => void
     ) =>
       Ingest.run(
         {
           name: target.name,
           query: (_, parameters) =>
-            target.query(query.text, parameters).pipe(Effect.tap((result) => Effect.sync(() => confirmed(result))))
+            target
+              .query(query.text, parameters)
+              .pipe(Effect.tap((result) => Effect.sync(() => confirmed(result, parameters.rows.length))))
         },
         Stream.flattenIterable(Stream.tap(rows, () => report)),
         {
@@ -509,10 +515,15 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
             })
           )
         )
-        yield* ingest(rows, query, (result) => {
+        // Each row creates one relationship, unless an endpoint vanished since its node's batch.
+        const sent = { rows: 0, created: 0 }
+        yield* ingest(rows, query, (result, batchRows) => {
           committed.relationships += result.statistics.relationshipsCreated
           committed.commands++
+          sent.rows += batchRows
+          sent.created += result.statistics.relationshipsCreated
         })
+        if (sent.created < sent.rows) return yield* fail(new EndpointsGone({ source, ...sent }))
       }
       yield* report
     })

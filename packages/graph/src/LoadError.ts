@@ -156,6 +156,33 @@ export class UnknownEndpoint extends Data.TaggedError("UnknownEndpoint")<{
 }
 
 /**
+ * Relationships whose endpoint nodes were loaded but are gone when their batch ran (deleted by
+ * another client during an `IngestFiles.load`): the batch created fewer relationships than it
+ * had rows, so those rows were not loaded.
+ *
+ * @since 0.1.0
+ * @category reasons
+ */
+export class EndpointsGone extends Data.TaggedError("EndpointsGone")<{
+  readonly source: string
+  /** Relationship rows sent. */
+  readonly rows: number
+  /** Relationships the server created for them. */
+  readonly created: number
+}> {
+  readonly [ReasonTypeId] = ReasonTypeId
+  override get message(): string {
+    return `${this.rows - this.created} of the ${this.rows} relationships of ${this.source} were not created: an endpoint node loaded earlier in this load no longer exists`
+  }
+  get hint(): string {
+    return "nodes were deleted while the load ran; do not delete nodes of the graph during a load (relationships find their endpoints by internal id, which FalkorDB reuses), then load again"
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
  * The graph (or another key of that name) already exists: `GRAPH.BULK` only builds new graphs.
  *
  * @since 0.1.0
@@ -287,6 +314,7 @@ export type LoadErrorReason =
   | MalformedRow
   | DuplicateKey
   | UnknownEndpoint
+  | EndpointsGone
   | GraphExists
   | BulkUnsupported
   | Interrupted

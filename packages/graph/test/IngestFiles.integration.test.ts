@@ -1,7 +1,8 @@
 // Against a real FalkorDB: set FALKORDB_URL to run (the test setup starts one); skipped
 // otherwise. IngestFiles loads BulkLoader's inputs through batched Cypher: the same files
 // loaded both ways must give the same graph (labels, properties and their types,
-// relationships and their endpoints), and every bad input its typed error.
+// relationships and their endpoints), every bad input its typed error, and a node deleted by
+// another client mid-load makes the load fail (EndpointsGone), never lose a relationship silently.
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -186,6 +187,46 @@ describe.skipIf(!url)("IngestFiles against a real FalkorDB (FALKORDB_URL)", () =
           assert.strictEqual(added.nodes, 2)
           const count = yield* graph.roQuery("MATCH (n) RETURN count(n) AS n")
           assert.strictEqual(count.rows[0]!.get("n"), 4)
+          yield* graph.delete()
+        })
+      )
+    )
+  )
+
+  it.live("a node deleted by another client during the load: its relationships are not lost silently", () =>
+    run(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const db = yield* FalkorDB.FalkorDB
+          const graph = yield* fresh(db, graphName("gone"))
+          const path = yield* files({ "P.csv": "id,name\n1,a\n2,b\n3,c\n", "R.csv": "a,b\n1,2\n2,3\n" })
+          let deleted = false
+          const failed = yield* Effect.flip(
+            IngestFiles.load(db, graph.name, {
+              nodes: [{ input: BulkLoader.csv(path("P.csv")) }],
+              relationships: [{ input: BulkLoader.csv(path("R.csv")) }],
+              // Once the relationship rows are being read (the nodes are confirmed), node c goes.
+              onProgress: (p) =>
+                p.rowsRead > 3 && !deleted
+                  ? Effect.asVoid(
+                      Effect.andThen(
+                        Effect.sync(() => {
+                          deleted = true
+                        }),
+                        graph.query("MATCH (n {name: 'c'}) DELETE n")
+                      )
+                    ).pipe(Effect.orDie)
+                  : Effect.void
+            })
+          ).pipe(Effect.map(reasonOf))
+          assert.isTrue(deleted)
+          assert.strictEqual(failed._tag, "Interrupted")
+          if (failed._tag !== "Interrupted") return
+          assert.strictEqual(failed.cause._tag, "EndpointsGone")
+          assert.deepInclude(failed.cause, { rows: 2, created: 1 })
+          assert.match(failed.message, /1 of the 2 relationships of .*R\.csv were not created/)
+          const left = yield* graph.roQuery("MATCH ()-[r]->() RETURN count(r) AS n")
+          assert.strictEqual(left.rows[0]!.get("n"), 1)
           yield* graph.delete()
         })
       )
