@@ -536,5 +536,16 @@ export const load = (client: Client, graph: string, options: Options): Effect.Ef
         return fail(new Interrupted({ graph, committed: { ...committed }, uncertain: false, cause: reason }))
       })
     )
+    if (committed.commands === 0 && (options.existing ?? "fail") === "fail") {
+      // Nothing to load: the graph is still made, empty, as GRAPH.BULK makes it.
+      yield* target.query("RETURN 0", { rows: [] }).pipe(
+        Effect.mapError(
+          (cause) =>
+            new LoadError({
+              reason: new Interrupted({ graph, committed: { ...committed }, uncertain: false, cause })
+            })
+        )
+      )
+    }
     return { graph, nodes: committed.nodes, relationships: committed.relationships, commands: committed.commands }
   }).pipe(Effect.withSpan("IngestFiles.load", { attributes: { "db.system.name": "falkordb", "db.namespace": graph } }))

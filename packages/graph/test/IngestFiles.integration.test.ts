@@ -193,6 +193,27 @@ describe.skipIf(!url)("IngestFiles against a real FalkorDB (FALKORDB_URL)", () =
     )
   )
 
+  it.live("inputs without rows still make the graph, empty, as GRAPH.BULK does", () =>
+    run(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const db = yield* FalkorDB.FalkorDB
+          const graph = yield* fresh(db, graphName("empty"))
+          const path = yield* files({ "P.csv": "id,name\n", "R.csv": "a,b\n" })
+          const summary = yield* IngestFiles.load(db, graph.name, {
+            nodes: [{ input: BulkLoader.csv(path("P.csv")) }],
+            relationships: [{ input: BulkLoader.csv(path("R.csv")) }]
+          })
+          assert.deepStrictEqual(summary, { graph: graph.name, nodes: 0, relationships: 0, commands: 0 })
+          assert.include(yield* db.list(), graph.name)
+          const count = yield* graph.roQuery("MATCH (n) RETURN count(n) AS n")
+          assert.strictEqual(count.rows[0]!.get("n"), 0)
+          yield* graph.delete()
+        })
+      )
+    )
+  )
+
   it.live("a node deleted by another client during the load: its relationships are not lost silently", () =>
     run(
       Effect.scoped(
