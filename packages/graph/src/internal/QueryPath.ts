@@ -328,6 +328,21 @@ export const makeSender = (
     return followPrimary === undefined ? sent : Effect.tap(sent, () => followPrimary)
   }
 
+  /** The words of a query command: the graph, the text, `--compact` and the `TIMEOUT` arguments. */
+  const queryWords = (command: QueryCommand, text: string, timeout: TimeoutArgs): Array<string> =>
+    timeout.args.length === 0 ? [command, name, text, "--compact"] : [command, name, text, "--compact", ...timeout.args]
+
+  /** `send` on the query's resolved text; a plain text without parameters has nothing to resolve. */
+  const withText = <A>(
+    command: QueryCommand,
+    query: string | Cypher.Query,
+    parameters: object | undefined,
+    send: (text: string) => Effect.Effect<A, FalkorError>
+  ): Effect.Effect<A, FalkorError> =>
+    typeof query === "string" && parameters === undefined
+      ? Effect.suspend(() => send(query))
+      : Effect.flatMap(resolve(name, command, query, parameters), send)
+
   /** Sends a resolved query text and continues with `then` on the envelope (see `sendThen`). */
   const sendText = <A>(
     command: QueryCommand,
@@ -338,10 +353,7 @@ export const makeSender = (
     const timeout = timeoutArgs(queryOptions, name, command)
     if (timeout instanceof FalkorError) return Effect.fail(timeout)
     const readOnly = command === "GRAPH.RO_QUERY"
-    const base: Array<string> =
-      timeout.args.length === 0
-        ? [command, name, text, "--compact"]
-        : [command, name, text, "--compact", ...timeout.args]
+    const base = queryWords(command, text, timeout)
     if (options.schemaVersionCheck !== true) {
       // The common path, kept free of generator machinery: it runs once per query.
       return Effect.flatMap(
@@ -385,12 +397,7 @@ export const makeSender = (
     })
 
   const sendOnce: Sender["sendOnce"] = (command, query, parameters, queryOptions) =>
-    // A plain text without parameters has nothing to resolve.
-    typeof query === "string" && parameters === undefined
-      ? Effect.suspend(() => sendText(command, query, queryOptions, Effect.succeed))
-      : Effect.flatMap(resolve(name, command, query, parameters), (text) =>
-          sendText(command, text, queryOptions, Effect.succeed)
-        )
+    withText(command, query, parameters, (text) => sendText(command, text, queryOptions, Effect.succeed))
 
   const retry = options.retry
   const policy =
@@ -454,15 +461,16 @@ export const makeSender = (
     if (refused !== undefined) return Effect.fail(refused)
     const timeout = timeoutArgs(queryOptions, name, command)
     if (timeout instanceof FalkorError) return Effect.fail(timeout)
-    const command_: Array<string> =
-      timeout.args.length === 0
-        ? [command, name, text, "--compact"]
-        : [command, name, text, "--compact", ...timeout.args]
-    const sent = executeFolded(connection, command_, () => new ResultFold(schema, command, current), {
-      readOnly: command === "GRAPH.RO_QUERY",
-      timeout: timeout.client ?? NO_CLIENT_LIMIT,
-      readPreference: queryOptions?.readPreference
-    }).pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command, serverTimeout: timeout.server })))
+    const sent = executeFolded(
+      connection,
+      queryWords(command, text, timeout),
+      () => new ResultFold(schema, command, current),
+      {
+        readOnly: command === "GRAPH.RO_QUERY",
+        timeout: timeout.client ?? NO_CLIENT_LIMIT,
+        readPreference: queryOptions?.readPreference
+      }
+    ).pipe(Effect.mapError((error) => fromRedis(error, { graph: name, command, serverTimeout: timeout.server })))
     return followPrimary === undefined ? sent : Effect.tap(sent, () => followPrimary)
   }
 
@@ -471,12 +479,7 @@ export const makeSender = (
       ? (command, query, parameters, queryOptions) =>
           sendThen(command, query, parameters, queryOptions, (envelope) => decodeResult(schema, envelope, command))
       : (command, query, parameters, queryOptions) => {
-          const once =
-            typeof query === "string" && parameters === undefined
-              ? Effect.suspend(() => sendFolded(command, query, queryOptions))
-              : Effect.flatMap(resolve(name, command, query, parameters), (text) =>
-                  sendFolded(command, text, queryOptions)
-                )
+          const once = withText(command, query, parameters, (text) => sendFolded(command, text, queryOptions))
           // A retry re-sends only the query, never the refresh a row may wait for.
           const sent = policy === undefined || command !== "GRAPH.RO_QUERY" ? once : Effect.retry(once, policy)
           return Effect.flatMap(sent, (folded) => foldedResult(schema, folded, command))
