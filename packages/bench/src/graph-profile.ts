@@ -89,7 +89,8 @@ const program = Effect.scoped(
     const used = process.cpuUsage(cpu)
     console.log(
       `${client} ${flag("query", "traversal")} ${callers} callers: ${Harness.formatRate(sample.ops / sample.seconds)}/s, ` +
-        `CPU ${((used.user + used.system) / sample.ops).toFixed(1)} µs/query (${sample.ops} queries)`
+        `CPU ${((used.user + used.system) / sample.ops).toFixed(1)} µs/query ` +
+        `(user ${(used.user / sample.ops).toFixed(1)}, system ${(used.system / sample.ops).toFixed(1)}; ${sample.ops} queries)`
     )
   })
 )
