@@ -409,6 +409,50 @@ describe("faults", { timeout: 60_000 }, () => {
       })
   )
 
+  it.live(
+    "a caller's own code tears the connection down while its chunk wakes other callers: what they sent was never written, fails as not sent, and replies stay aligned",
+    () =>
+      Effect.gen(function* () {
+        const received: Array<string> = []
+        const fake = yield* FakeServer.make((command, connection) => {
+          if (command[0] === "PING") return "+PONG\r\n"
+          received.push(`${command.join(" ")} @${connection}`)
+          if (command[0] !== "ECHO") return "-ERR unknown\r\n"
+          // "first" is answered together with "second": one write, so one chunk wakes both callers.
+          if (command[1] === "first") return undefined
+          if (command[1] === "second") return "$5\r\nfirst\r\n$6\r\nsecond\r\n"
+          return `$${command[1].length}\r\n${command[1]}\r\n`
+        })
+        const { service: redis, engines } = yield* build("single", fake.url, {
+          commandTimeout: "Infinity",
+          reconnect: { baseDelay: 10, maxDelay: 50 }
+        })
+        // Woken first, this caller sends at once; the second caller, woken next by the same
+        // chunk, resets the connection before the chunk's commands are written.
+        const first = yield* Effect.forkChild(
+          redis.execute(["ECHO", "first"]).pipe(Effect.andThen(Effect.flip(redis.execute(["ECHO", "meanwhile"])))),
+          { startImmediately: true }
+        )
+        const second = yield* Effect.forkChild(
+          redis
+            .execute(["ECHO", "second"])
+            .pipe(Effect.andThen(Effect.sync(() => engines[0]!.reset("reset by a caller")))),
+          { startImmediately: true }
+        )
+        yield* Fiber.join(second)
+        const error = yield* Fiber.join(first)
+        assert.strictEqual(error.reason._tag, "ConnectionLost")
+        if (error.reason._tag === "ConnectionLost") assert.isFalse(error.reason.written)
+        assert.include(error.message, "before the command was written; it was not sent")
+        yield* untilOnline(redis)
+        yield* aligned(redis, "after-reset")
+        assert.isFalse(
+          received.some((line) => line.startsWith("ECHO meanwhile")),
+          "never sent on any connection"
+        )
+      })
+  )
+
   it.live("a peer that sends an extra reply: the connection is reset, later replies stay aligned", () =>
     Effect.gen(function* () {
       const fake = yield* FakeServer.make((command, connection) => {

@@ -188,6 +188,57 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
         })
       )
 
+      it.effect(
+        "callers interrupted by callers woken by the same replies: every reply is its caller's own, every permit comes back",
+        () =>
+          Effect.gen(function* () {
+            const server = yield* Embedded.EmbeddedServer
+            const { service: redis, engines } = yield* build(kind, server.url)
+            const mismatched: Array<string> = []
+            // Each looper sends its next ECHO as soon as its reply arrives, often while a chunk of
+            // replies is still waking callers; its killer, woken by the same chunk, interrupts it
+            // then: its newest ECHO may or may not have been taken for the write by that moment.
+            const looper = (round: number, id: number) =>
+              Effect.gen(function* () {
+                for (let j = 0; ; j++) {
+                  const payload = `loop-${kind}-${round}-${id}-${j}`
+                  const reply = yield* redis.execute(["ECHO", payload])
+                  if (text(reply) !== payload) mismatched.push(`${payload} got ${text(reply)}`)
+                }
+              })
+            for (let round = 0; round < 20; round++) {
+              const loopers = yield* Effect.forEach(
+                Array.from({ length: 32 }, (_, id) => id),
+                (id) => Effect.forkChild(looper(round, id), { startImmediately: true })
+              )
+              yield* Effect.forEach(
+                Array.from({ length: 32 }, (_, id) => id),
+                (id) =>
+                  redis
+                    .execute(["ECHO", `killer-${id}`])
+                    .pipe(
+                      Effect.andThen(Effect.sync(() => loopers[id]!.interruptUnsafe())),
+                      Effect.andThen(Fiber.await(loopers[id]!))
+                    ),
+                { concurrency: "unbounded", discard: true }
+              )
+            }
+            const echoes = yield* Effect.forEach(
+              Array.from({ length: 300 }, (_, i) => i),
+              (i) => redis.execute(["ECHO", `after-${i}`]),
+              { concurrency: "unbounded" }
+            )
+            echoes.forEach((echo, i) => {
+              assert.strictEqual(text(echo), `after-${i}`)
+            })
+            assert.deepStrictEqual(mismatched, [])
+            // The interrupted callers' written ECHOs are answered too: then every permit is back.
+            for (let attempt = 0; attempt < 200 && permitsInUse(engines) > 0; attempt++) yield* Effect.sleep(5)
+            assert.strictEqual(permitsInUse(engines), 0)
+            for (const engine of engines) assert.strictEqual(engine.overdue, 0)
+          })
+      )
+
       it.effect("close under load: every call settles, no connection is left on the server", () =>
         Effect.gen(function* () {
           const server = yield* Embedded.EmbeddedServer

@@ -62,6 +62,11 @@ export class Connection {
   private streamWakes: Array<ReplyStream> = []
   /** Reading is paused for a streamed reply whose consumer lags (nothing else is owed). */
   paused = false
+  /**
+   * The chunk being delivered ends in a malformed reply: the connection dies once its callers
+   * are woken, so what they send is queued for the next connection, not taken for this one.
+   */
+  condemned = false
 
   readonly socket: Net.Socket
   readonly engine: Engine
@@ -79,6 +84,7 @@ export class Connection {
       if (this.dead) return
       this.lastByteAt = performance.now()
       const error = this.decoder.feed(chunk)
+      if (error !== undefined) this.condemned = true
       this.flushSettled()
       if (this.streamWakes.length > 0) this.wakeStreams()
       // A reply just uncovered one whose caller timed out: the dead-peer rule watches it.

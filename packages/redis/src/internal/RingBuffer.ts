@@ -36,6 +36,21 @@ export class RingBuffer<A> {
     return item
   }
 
+  /** The newest item, left in place. */
+  peekNewest(): A | undefined {
+    return this.count === 0 ? undefined : this.items[(this.head + this.count - 1) % this.items.length]
+  }
+
+  /** Removes and returns the newest item. */
+  pop(): A | undefined {
+    if (this.count === 0) return undefined
+    this.count--
+    const index = (this.head + this.count) % this.items.length
+    const item = this.items[index]
+    this.items[index] = undefined
+    return item
+  }
+
   /** Removes and returns everything, oldest first. */
   drain(): Array<A> {
     const out: Array<A> = new Array(this.count)

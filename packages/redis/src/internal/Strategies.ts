@@ -585,6 +585,8 @@ const instrumented = Effect.fnUntraced(function* (resolved: ResolvedOptions, str
 export const makeSingle = Effect.fnUntraced(function* (options: ResolvedOptions) {
   const resolved = yield* instrumented(options, "single")
   const engine = yield* makeEngine(resolved)
+  // The only engine: no router compares its overdue replies.
+  engine.countsOverdue = false
   const info: ConnectionInfo = {
     strategy: "single",
     connections: 1,
@@ -608,6 +610,8 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
   const resolved = yield* instrumented(options, "multiplexed")
   const engines: Array<Engine> = []
   for (let i = 0; i < connections; i++) engines.push(yield* makeEngine(resolved))
+  // One engine: no router compares its overdue replies.
+  if (connections === 1) engines[0]!.countsOverdue = false
   const { roundRobin, leastLoaded } = ElasticEngines.makePickers(() => engines)
   const engineIndexOf = (command: Command): number | undefined => {
     const slot = CommandKeys.firstKeySlot(command)
