@@ -80,8 +80,8 @@ export class Engine {
   overdue = 0
   /**
    * Whether routers pick this engine by load among others (`makePickers`), so that `overdue`
-   * must count written commands whose caller was interrupted. When nothing reads it (the only
-   * engine of a client), a call whose command is already written needs no interruption
+   * must count written commands whose caller was interrupted. When nothing reads it (a client's
+   * only engine, a pooled connection), a call whose command is already written needs no interruption
    * handler: that saves Effect's finalizer per call (about a sixth of the client's CPU per
    * command at 1024 callers).
    */

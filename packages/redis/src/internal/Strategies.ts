@@ -694,7 +694,11 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
   const engines = new Set<Engine>()
   const acquire = Effect.tap(makeEngine(resolved), (engine) =>
     Effect.andThen(
-      Effect.sync(() => engines.add(engine)),
+      Effect.sync(() => {
+        // Lent whole, never picked by load: no router compares its overdue replies.
+        engine.countsOverdue = false
+        engines.add(engine)
+      }),
       Effect.addFinalizer(() => Effect.sync(() => engines.delete(engine)))
     )
   )
