@@ -7,8 +7,8 @@
  * ```
  *
  * Flags: `--callers=` (default 1024), `--window=` (1), `--seconds=` (5), `--rounds=` (1; each
- * round runs the cell for `--seconds` and prints its own line), `--client=ours|raw|node-redis`
- * (node-redis with its per-command timeout off), `--port=` (an existing server; otherwise one
+ * round runs the cell for `--seconds` and prints its own line), `--client=ours|raw|node-redis|ioredis`
+ * (node-redis with its per-command timeout off, ioredis with its defaults), `--port=` (an existing server; otherwise one
  * is started). Prints SET/s and this process's CPU µs per SET (user + system). `--count` adds
  * socket writes and data chunks per SET; `--alloc` adds the bytes allocated per SET (V8's
  * sampling heap profiler, short-lived objects included) and prints the top allocation sites
@@ -96,7 +96,8 @@ const program = Effect.scoped(
       const ours = yield* RedisConnection.makeMultiplexed({ url: `redis://127.0.0.1:${port}`, connections: 1 })
       run = Harness.runEffectCell(ours, cellOptions)
     } else {
-      const peer = Peers.peers.find((p) => p.name === (client === "raw" ? "raw socket" : "node-redis no timeout"))
+      const peerName = client === "raw" ? "raw socket" : client === "ioredis" ? "ioredis" : "node-redis no timeout"
+      const peer = Peers.peers.find((p) => p.name === peerName)
       if (peer === undefined) return yield* Effect.die(new Error(`unknown --client=${client}`))
       const opened = yield* Effect.acquireRelease(
         Effect.promise(() => peer.open(port)),
