@@ -12,6 +12,7 @@
  * is started with the module Embedded finds). Prints queries/s and this process's CPU µs per query;
  * `--top` prints the functions with the most self time from a CPU profile of the run (no file needed);
  * `--alloc` the bytes allocated per query and the top allocation sites (`--alloc-callers` with callers);
+ * `--connections=N` sets this client's engines (default 8, the graph layer's own default);
  * `--whole-replies` has this client read each reply whole before decoding it (`streamRows: false`).
  *
  * @since 0.1.0
@@ -70,7 +71,15 @@ const program = Effect.scoped(
     } else {
       // `--whole-replies`: `query` reads the whole reply before decoding it (`streamRows: false`).
       const streamRows = !process.argv.includes("--whole-replies")
-      const context = yield* Layer.build(FalkorDB.layer({ url: `redis://127.0.0.1:${port}`, streamRows }))
+      // `--connections=N`: the multiplexed client's engines (the graph layer's default is 8).
+      const connections = Number(flag("connections", "8"))
+      const context = yield* Layer.build(
+        FalkorDB.layer({
+          url: `redis://127.0.0.1:${port}`,
+          streamRows,
+          ...(connections === 1 ? { connections: 1 } : { connections, routing: "spread" as const })
+        })
+      )
       const g = (context.mapUnsafe.get(FalkorDB.FalkorDB.key) as FalkorDB.FalkorDB["Service"]).graph(GRAPH)
       loop = (millis) => Harness.runEffectLoop(callers, millis, () => g.roQuery(query))
     }
