@@ -78,6 +78,26 @@ const aligned = (redis: RedisConnection["Service"], tag: string) =>
     })
   })
 
+/**
+ * A single client on a scripted peer that answers PING itself and records every other command
+ * with the number of the connection it came on; no command timeout (a command left behind
+ * would wait for ever, and the test time out), quick reconnects.
+ */
+const recordingPeer = (answer: (command: Array<string>) => string | undefined) =>
+  Effect.gen(function* () {
+    const received: Array<string> = []
+    const fake = yield* FakeServer.make((command, connection) => {
+      if (command[0] === "PING") return "+PONG\r\n"
+      received.push(`${command.join(" ")} @${connection}`)
+      return answer(command)
+    })
+    const { service: redis, engines } = yield* build("single", fake.url, {
+      commandTimeout: "Infinity",
+      reconnect: { baseDelay: 10, maxDelay: 50 }
+    })
+    return { received, redis, engines }
+  })
+
 /** Retries until the client serves again (after a reconnect), bounded. */
 const untilOnline = (redis: RedisConnection["Service"]) =>
   Effect.gen(function* () {
@@ -387,19 +407,11 @@ describe("faults", { timeout: 60_000 }, () => {
     "a chunk that answers a caller and then breaks the connection: what the caller sent meanwhile goes out on the next connection",
     () =>
       Effect.gen(function* () {
-        const received: Array<string> = []
-        const fake = yield* FakeServer.make((command, connection) => {
-          if (command[0] === "PING") return "+PONG\r\n"
-          received.push(`${command.join(" ")} @${connection}`)
+        const { received, redis } = yield* recordingPeer((command) => {
           // One write: the reply, then bytes no RESP reply starts with.
           if (command[0] === "BREAK") return "+broken\r\n!!!\r\n"
-          if (command[0] === "ECHO") return `$${command[1].length}\r\n${command[1]}\r\n`
+          if (command[0] === "ECHO") return `$${command[1]!.length}\r\n${command[1]}\r\n`
           return "-ERR unknown\r\n"
-        })
-        // No command timeout: a command left behind would wait for ever (and the test time out).
-        const { service: redis } = yield* build("single", fake.url, {
-          commandTimeout: "Infinity",
-          reconnect: { baseDelay: 10, maxDelay: 50 }
         })
         // The caller is woken by the chunk that then turns out malformed, and sends at once:
         // its ECHO was never written, so it is sent on the next connection, exactly once.
@@ -413,19 +425,12 @@ describe("faults", { timeout: 60_000 }, () => {
     "a caller's own code tears the connection down while its chunk wakes other callers: what they sent was never written, fails as not sent, and replies stay aligned",
     () =>
       Effect.gen(function* () {
-        const received: Array<string> = []
-        const fake = yield* FakeServer.make((command, connection) => {
-          if (command[0] === "PING") return "+PONG\r\n"
-          received.push(`${command.join(" ")} @${connection}`)
+        const { received, redis, engines } = yield* recordingPeer((command) => {
           if (command[0] !== "ECHO") return "-ERR unknown\r\n"
           // "first" is answered together with "second": one write, so one chunk wakes both callers.
           if (command[1] === "first") return undefined
           if (command[1] === "second") return "$5\r\nfirst\r\n$6\r\nsecond\r\n"
-          return `$${command[1].length}\r\n${command[1]}\r\n`
-        })
-        const { service: redis, engines } = yield* build("single", fake.url, {
-          commandTimeout: "Infinity",
-          reconnect: { baseDelay: 10, maxDelay: 50 }
+          return `$${command[1]!.length}\r\n${command[1]}\r\n`
         })
         // Woken first, this caller sends at once; the second caller, woken next by the same
         // chunk, resets the connection before the chunk's commands are written.
