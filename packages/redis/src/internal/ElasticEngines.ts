@@ -268,6 +268,8 @@ export const make = Effect.fnUntraced(function* (
       Scope.provide(scope),
       Effect.onError(() => Scope.close(scope, Exit.void))
     )
+    // Picked by load among the others, which compares their overdue replies.
+    engine.countsOverdue = true
     members.push({ engine, scope })
     return engine
   })

@@ -79,13 +79,12 @@ export class Engine {
    */
   overdue = 0
   /**
-   * Whether routers pick this engine by load among others (`makePickers`), so that `overdue`
-   * must count written commands whose caller was interrupted. When nothing reads it (a client's
-   * only engine, a pooled connection), a call whose command is already written needs no interruption
-   * handler: that saves Effect's finalizer per call (about a sixth of the client's CPU per
-   * command at 1024 callers).
+   * Set where routers pick this engine by load among others (`makePickers`): then `overdue`
+   * must count written commands whose caller was interrupted. Elsewhere nothing reads it, and a
+   * call whose command is already written needs no interruption handler: that saves Effect's
+   * finalizer per call (about a sixth of the client's CPU per command at 1024 callers).
    */
-  countsOverdue = true
+  countsOverdue = false
   /** When the connection was lost, while disconnected. */
   private offlineSince: number | undefined = undefined
   private offlineTimer: ReturnType<typeof setTimeout> | undefined = undefined
@@ -123,7 +122,7 @@ export class Engine {
   detach(connection: Connection): void {
     if (this.connection !== connection) return
     this.connection = undefined
-    this.untakeCommitted(connection)
+    this.failCommitted(connection)
     this.ready = Deferred.makeUnsafe()
     this.options.hooks?.onConnection("lost", false)
   }
@@ -253,9 +252,9 @@ export class Engine {
         !connection.socket.writableNeedDrain
       ) {
         // Taken for the chunk's write at once: nothing queued is left for an interrupted
-        // caller to abandon (see `untakeCommitted` for a connection that dies before that write).
+        // caller to abandon (see `failCommitted` for a connection that dies before that write).
         this.take(connection, request)
-        this.committed.push(request)
+        this.committedCount++
         if (this.outgoingCount >= EAGER_MIN && this.outgoingCount * 2 >= this.replyChunk) this.send(connection)
         return
       }
@@ -563,8 +562,11 @@ export class Engine {
    */
   private readonly outgoing: Array<Command | undefined> = []
   private outgoingCount = 0
-  /** Requests a chunk's callers sent, taken for the write at the chunk's end (see `enqueue`). */
-  private readonly committed: Array<AnyRequest> = []
+  /**
+   * Requests a chunk's callers sent, taken for the write at the chunk's end (see `enqueue`):
+   * the newest this many in flight, until `send` writes them.
+   */
+  private committedCount = 0
 
   /**
    * The connection died while a chunk's callers were still being woken (a caller's own code
@@ -574,25 +576,21 @@ export class Engine {
    * (A chunk that ends in a malformed reply is known before anyone is woken: see
    * `Connection.condemned`; its callers' commands wait for the next connection as usual.)
    */
-  private untakeCommitted(connection: Connection): void {
+  private failCommitted(connection: Connection): void {
     this.outgoing.fill(undefined, 0, this.outgoingCount)
     this.outgoingCount = 0
-    const committed = this.committed
-    if (committed.length === 0) return
-    // They are the newest in flight, in order; whatever is not stays owed and fails with the connection.
-    const unsent: Array<AnyRequest> = []
-    for (let i = committed.length - 1; i >= 0 && connection.inflight.peekNewest() === committed[i]; i--) {
-      unsent.push(connection.inflight.pop()!)
-    }
-    committed.length = 0
-    if (unsent.length === 0) return
+    const count = this.committedCount
+    if (count === 0) return
+    this.committedCount = 0
+    const unsent: Array<AnyRequest> = new Array(count)
+    for (let i = count - 1; i >= 0; i--) unsent[i] = connection.inflight.pop()!
     const error = new RedisError({
       reason: new ConnectionLost({
         written: false,
         message: `the connection to ${this.options.target} was lost before the command was written; it was not sent`
       })
     })
-    for (let i = unsent.length - 1; i >= 0; i--) this.fail(unsent[i]!, error)
+    for (const request of unsent) this.fail(request, error)
   }
 
   /** Writes a batch; returns true when the socket wants a `drain` first. */
@@ -630,7 +628,7 @@ export class Engine {
     const count = this.outgoingCount
     if (count === 0) return false
     this.outgoingCount = 0
-    if (this.committed.length > 0) this.committed.length = 0
+    this.committedCount = 0
     const outgoing = this.outgoing as ReadonlyArray<Command>
     // Large binary arguments (GRAPH.BULK blobs) are written by reference rather than copied.
     let bytes: Uint8Array | ReadonlyArray<Uint8Array>

@@ -36,11 +36,6 @@ export class RingBuffer<A> {
     return item
   }
 
-  /** The newest item, left in place. */
-  peekNewest(): A | undefined {
-    return this.count === 0 ? undefined : this.items[(this.head + this.count - 1) % this.items.length]
-  }
-
   /** Removes and returns the newest item. */
   pop(): A | undefined {
     if (this.count === 0) return undefined

@@ -585,8 +585,6 @@ const instrumented = Effect.fnUntraced(function* (resolved: ResolvedOptions, str
 export const makeSingle = Effect.fnUntraced(function* (options: ResolvedOptions) {
   const resolved = yield* instrumented(options, "single")
   const engine = yield* makeEngine(resolved)
-  // The only engine: no router compares its overdue replies.
-  engine.countsOverdue = false
   const info: ConnectionInfo = {
     strategy: "single",
     connections: 1,
@@ -610,8 +608,8 @@ export const makeMultiplexed = Effect.fnUntraced(function* (
   const resolved = yield* instrumented(options, "multiplexed")
   const engines: Array<Engine> = []
   for (let i = 0; i < connections; i++) engines.push(yield* makeEngine(resolved))
-  // One engine: no router compares its overdue replies.
-  if (connections === 1) engines[0]!.countsOverdue = false
+  // Several engines are picked by load, which compares their overdue replies.
+  if (connections > 1) for (const engine of engines) engine.countsOverdue = true
   const { roundRobin, leastLoaded } = ElasticEngines.makePickers(() => engines)
   const engineIndexOf = (command: Command): number | undefined => {
     const slot = CommandKeys.firstKeySlot(command)
@@ -694,11 +692,7 @@ export const makePooled = Effect.fnUntraced(function* (options: ResolvedOptions,
   const engines = new Set<Engine>()
   const acquire = Effect.tap(makeEngine(resolved), (engine) =>
     Effect.andThen(
-      Effect.sync(() => {
-        // Lent whole, never picked by load: no router compares its overdue replies.
-        engine.countsOverdue = false
-        engines.add(engine)
-      }),
+      Effect.sync(() => engines.add(engine)),
       Effect.addFinalizer(() => Effect.sync(() => engines.delete(engine)))
     )
   )
