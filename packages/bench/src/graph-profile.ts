@@ -13,7 +13,8 @@
  * `--top` prints the functions with the most self time from a CPU profile of the run (no file needed);
  * `--alloc` the bytes allocated per query and the top allocation sites (`--alloc-callers` with callers);
  * `--connections=N` sets this client's engines (default 8, the graph layer's own default);
- * `--whole-replies` has this client read each reply whole before decoding it (`streamRows: false`).
+ * `--whole-replies` has this client read each reply whole before decoding it (`streamRows: false`);
+ * `--rate=N` paces the callers to N queries/s together (`pacer.ts`), to compare CPU at one rate.
  *
  * @since 0.1.0
  */
@@ -25,6 +26,7 @@ import * as Layer from "effect/Layer"
 import { FalkorDB as FalkorTs } from "falkordb"
 import * as Harness from "./harness.ts"
 import * as Inspect from "./inspect.ts"
+import * as Pacer from "./pacer.ts"
 
 const flag = (name: string, fallback: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
@@ -40,6 +42,16 @@ const callers = Number(flag("callers", "1"))
 const seconds = Number(flag("seconds", "5"))
 const client = flag("client", "ours")
 const portFlag = flag("port", "")
+// `--rate=N`: callers share a pacer of N queries/s (0: as fast as they go).
+const rate = Number(flag("rate", "0"))
+const pacedFor = <A, E>(body: (pacer: Pacer.Pacer | undefined) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  rate > 0
+    ? Effect.acquireUseRelease(
+        Effect.sync(() => Pacer.start(rate)),
+        body,
+        (pacer) => Effect.sync(pacer.stop)
+      )
+    : body(undefined)
 
 const program = Effect.scoped(
   Effect.gen(function* () {
@@ -67,7 +79,16 @@ const program = Effect.scoped(
         (db) => Effect.promise(() => db.close().catch(() => undefined))
       )
       const g = db.selectGraph(GRAPH)
-      loop = (millis) => Effect.tryPromise(() => Harness.runPromiseLoop(callers, millis, () => g.roQuery(query)))
+      loop = (millis) =>
+        pacedFor((pacer) =>
+          Effect.tryPromise(() =>
+            Harness.runPromiseLoop(
+              callers,
+              millis,
+              pacer === undefined ? () => g.roQuery(query) : Pacer.pacedPromise(pacer, () => g.roQuery(query))
+            )
+          )
+        )
     } else {
       // `--whole-replies`: `query` reads the whole reply before decoding it (`streamRows: false`).
       const streamRows = !process.argv.includes("--whole-replies")
@@ -81,7 +102,14 @@ const program = Effect.scoped(
         })
       )
       const g = (context.mapUnsafe.get(FalkorDB.FalkorDB.key) as FalkorDB.FalkorDB["Service"]).graph(GRAPH)
-      loop = (millis) => Harness.runEffectLoop(callers, millis, () => g.roQuery(query))
+      loop = (millis) =>
+        pacedFor((pacer) =>
+          Harness.runEffectLoop(
+            callers,
+            millis,
+            pacer === undefined ? () => g.roQuery(query) : Pacer.paced(pacer, () => g.roQuery(query))
+          )
+        )
     }
     // A short warm-up: schema caches filled, code optimised.
     yield* loop(1000)

