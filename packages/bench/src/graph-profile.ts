@@ -14,7 +14,8 @@
  * `--alloc` the bytes allocated per query and the top allocation sites (`--alloc-callers` with callers);
  * `--connections=N` sets this client's engines (default 8, the graph layer's own default);
  * `--whole-replies` has this client read each reply whole before decoding it (`streamRows: false`);
- * `--rate=N` paces the callers to N queries/s together (`pacer.ts`), to compare CPU at one rate.
+ * `--rate=N` paces the callers to N queries/s together (`pacer.ts`), to compare CPU at one rate;
+ * `--hold=N|off` sets this client's `holdWritesAbove` (default: the graph layer's, 2).
  *
  * @since 0.1.0
  */
@@ -98,7 +99,11 @@ const program = Effect.scoped(
         FalkorDB.layer({
           url: `redis://127.0.0.1:${port}`,
           streamRows,
-          ...(connections === 1 ? { connections: 1 } : { connections, routing: "spread" as const })
+          ...(connections === 1 ? { connections: 1 } : { connections, routing: "spread" as const }),
+          // `--hold=N`: `holdWritesAbove` (the graph layer's default is 2); `--hold=off` never holds.
+          ...(flag("hold", "") === ""
+            ? {}
+            : { holdWritesAbove: flag("hold", "") === "off" ? Number.POSITIVE_INFINITY : Number(flag("hold", "")) })
         })
       )
       const g = (context.mapUnsafe.get(FalkorDB.FalkorDB.key) as FalkorDB.FalkorDB["Service"]).graph(GRAPH)

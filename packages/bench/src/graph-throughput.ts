@@ -130,9 +130,16 @@ export const FALKORDB_TS = "falkordb-ts"
 export const openClients = (port: number): Effect.Effect<ReadonlyArray<GraphClient>, unknown, Scope.Scope> =>
   Effect.gen(function* () {
     const url = `redis://127.0.0.1:${port}`
-    const multiplexed = yield* RedisConnection.makeMultiplexed({ url, connections: 8, routing: "spread" })
-    const pooled = yield* RedisConnection.makePooled({ url, size: 8 })
-    const single = yield* RedisConnection.makeSingle({ url })
+    // The graph layer's defaults (`FalkorDB.connectionDefaults`) where the strategy has them.
+    const { holdWritesAbove } = FalkorDBClient.connectionDefaults
+    const multiplexed = yield* RedisConnection.makeMultiplexed({
+      url,
+      connections: 8,
+      routing: "spread",
+      holdWritesAbove
+    })
+    const pooled = yield* RedisConnection.makePooled({ url, size: 8, holdWritesAbove })
+    const single = yield* RedisConnection.makeSingle({ url, holdWritesAbove })
     const falkorTs = yield* Effect.acquireRelease(
       Effect.tryPromise(() => FalkorTs.connect({ socket: { host: "127.0.0.1", port } })),
       (db) => Effect.promise(() => db.close().catch(() => undefined))

