@@ -337,9 +337,20 @@ export interface MeasureOptions {
  */
 export type Measured = ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Sample>>>
 
+/** The `k`-th cell of round `r`: rows in order, each row's cells rotated by `r`. */
+const rotated = (rows: ReadonlyArray<ReadonlyArray<Cell>>, k: number, r: number): Cell => {
+  let at = k
+  for (const row of rows) {
+    if (at < row.length) return row[(at + r) % row.length]!
+    at -= row.length
+  }
+  throw new RangeError(`no cell ${k}`)
+}
+
 /**
- * Runs every cell once as a warm-up, then `runs` rounds in which each cell runs once, in
- * order: the cells of a row are interleaved, so noise on the machine hits them alike. Each
+ * Runs every cell once as a warm-up, then `runs` rounds in which each cell runs once: rows in
+ * order, the cells of a row interleaved (so noise on the machine hits them alike) and rotated
+ * one place each round (so no column always runs first, right after the previous row). Each
  * recorded sample carries the process's CPU time (`process.cpuUsage`, user + system) spent
  * while its cell ran.
  *
@@ -350,8 +361,17 @@ export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Ef
   Effect.gen(function* () {
     const out = new Map<string, Map<string, Array<Sample>>>()
     if (options.warmupMillis > 0) for (const cell of cells) yield* cell.run(options.warmupMillis)
+    // The cells of a row, in the order given; each round starts a row at the next column, so no
+    // column always runs first after the previous row's (heavier) cells.
+    const rows: Array<Array<Cell>> = []
+    for (const cell of cells) {
+      const last = rows[rows.length - 1]
+      if (last !== undefined && last[0]!.row === cell.row) last.push(cell)
+      else rows.push([cell])
+    }
     for (let r = 0; r < options.runs; r++) {
-      for (const cell of cells) {
+      for (let k = 0; k < cells.length; k++) {
+        const cell = rotated(rows, k, r)
         const cpu = process.cpuUsage()
         const ran = yield* cell.run(options.millis)
         const used = process.cpuUsage(cpu)

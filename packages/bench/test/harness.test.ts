@@ -19,6 +19,31 @@ describe("harness (pure)", () => {
     assert.isNaN(Harness.median([]))
   })
 
+  it.effect("measure keeps rows in order and starts each row at the next column every round", () =>
+    Effect.gen(function* () {
+      const order: Array<string> = []
+      const cell = (row: string, column: string): Harness.Cell => ({
+        row,
+        column,
+        run: (millis) =>
+          Effect.sync(() => {
+            if (millis === 10) order.push(`${row}/${column}`)
+            return { ops: 1, seconds: 1 }
+          })
+      })
+      yield* Harness.measure([cell("r", "a"), cell("r", "b"), cell("r", "c"), cell("s", "a"), cell("s", "b")], {
+        runs: 3,
+        millis: 10,
+        warmupMillis: 1
+      })
+      assert.deepStrictEqual(order, [
+        ...["r/a", "r/b", "r/c", "s/a", "s/b"],
+        ...["r/b", "r/c", "r/a", "s/b", "s/a"],
+        ...["r/c", "r/a", "r/b", "s/a", "s/b"]
+      ])
+    })
+  )
+
   it.effect("measure interleaves the cells of every round and keeps run order for same-run ratios", () =>
     Effect.gen(function* () {
       const order: Array<string> = []
@@ -36,23 +61,25 @@ describe("harness (pure)", () => {
         millis: 10,
         warmupMillis: 1
       })
-      assert.deepStrictEqual(order, ["r/a@1", "r/b@1", "r/a@10", "r/b@10", "r/a@10", "r/b@10"])
-      // a ran right before b in each round: a = 2·(k), b = 1·(k+1) with k = 4 and 6.
+      // The second round starts the row at b.
+      assert.deepStrictEqual(order, ["r/a@1", "r/b@1", "r/a@10", "r/b@10", "r/b@10", "r/a@10"])
+      // Each sample's ops tell when it ran (2 or 1 × one more than the runs before it): a ran
+      // 3rd and 6th, b 4th and 5th; ratios pair the samples of the same round.
       assert.deepStrictEqual(
         measured
           .get("r")
           ?.get("a")
           ?.map((s) => s.ops),
-        [8, 12]
+        [8, 14]
       )
       assert.deepStrictEqual(
         measured
           .get("r")
           ?.get("b")
           ?.map((s) => s.ops),
-        [5, 7]
+        [5, 6]
       )
-      assert.strictEqual(Harness.medianRatio(measured, "r", "a", "b"), (8 / 5 + 12 / 7) / 2)
+      assert.strictEqual(Harness.medianRatio(measured, "r", "a", "b"), (8 / 5 + 14 / 6) / 2)
       // Every recorded sample carries this process's CPU time while its cell ran.
       for (const column of ["a", "b"]) {
         for (const sample of measured.get("r")?.get(column) ?? []) {
