@@ -46,13 +46,9 @@ const portFlag = flag("port", "")
 // `--rate=N`: callers share a pacer of N queries/s (0: as fast as they go).
 const rate = Number(flag("rate", "0"))
 const pacedFor = <A, E>(body: (pacer: Pacer.Pacer | undefined) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  rate > 0
-    ? Effect.acquireUseRelease(
-        Effect.sync(() => Pacer.start(rate)),
-        body,
-        (pacer) => Effect.sync(pacer.stop)
-      )
-    : body(undefined)
+  rate > 0 ? Pacer.withRate(rate, body) : body(undefined)
+// `--hold=N`: `holdWritesAbove` (the graph layer's default is 2); `--hold=off` never holds.
+const hold = flag("hold", "")
 
 const program = Effect.scoped(
   Effect.gen(function* () {
@@ -86,7 +82,7 @@ const program = Effect.scoped(
             Harness.runPromiseLoop(
               callers,
               millis,
-              pacer === undefined ? () => g.roQuery(query) : Pacer.pacedPromise(pacer, () => g.roQuery(query))
+              Pacer.pacedPromise(pacer, () => g.roQuery(query))
             )
           )
         )
@@ -100,10 +96,7 @@ const program = Effect.scoped(
           url: `redis://127.0.0.1:${port}`,
           streamRows,
           ...(connections === 1 ? { connections: 1 } : { connections, routing: "spread" as const }),
-          // `--hold=N`: `holdWritesAbove` (the graph layer's default is 2); `--hold=off` never holds.
-          ...(flag("hold", "") === ""
-            ? {}
-            : { holdWritesAbove: flag("hold", "") === "off" ? Number.POSITIVE_INFINITY : Number(flag("hold", "")) })
+          ...(hold === "" ? {} : { holdWritesAbove: hold === "off" ? Number.POSITIVE_INFINITY : Number(hold) })
         })
       )
       const g = (context.mapUnsafe.get(FalkorDB.FalkorDB.key) as FalkorDB.FalkorDB["Service"]).graph(GRAPH)
@@ -112,7 +105,7 @@ const program = Effect.scoped(
           Harness.runEffectLoop(
             callers,
             millis,
-            pacer === undefined ? () => g.roQuery(query) : Pacer.paced(pacer, () => g.roQuery(query))
+            Pacer.paced(pacer, () => g.roQuery(query))
           )
         )
     }

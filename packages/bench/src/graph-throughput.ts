@@ -98,10 +98,12 @@ const ours = (
     return {
       name,
       connections,
-      loop: (text, callers, millis, pacer) => {
-        const query = () => graph.roQuery(text)
-        return Harness.runEffectLoop(callers, millis, pacer === undefined ? query : Pacer.paced(pacer, query))
-      }
+      loop: (text, callers, millis, pacer) =>
+        Harness.runEffectLoop(
+          callers,
+          millis,
+          Pacer.paced(pacer, () => graph.roQuery(text))
+        )
     }
   })
 
@@ -152,12 +154,14 @@ export const openClients = (port: number): Effect.Effect<ReadonlyArray<GraphClie
       {
         name: FALKORDB_TS,
         connections: 1,
-        loop: (text, callers, millis, pacer) => {
-          const query = () => tsGraph.roQuery(text)
-          return Effect.tryPromise(() =>
-            Harness.runPromiseLoop(callers, millis, pacer === undefined ? query : Pacer.pacedPromise(pacer, query))
+        loop: (text, callers, millis, pacer) =>
+          Effect.tryPromise(() =>
+            Harness.runPromiseLoop(
+              callers,
+              millis,
+              Pacer.pacedPromise(pacer, () => tsGraph.roQuery(text))
+            )
           )
-        }
       }
     ]
   })
@@ -209,12 +213,7 @@ const equalRateTable = (
         cells.push({
           row,
           column: client.name,
-          run: (millis) =>
-            Effect.acquireUseRelease(
-              Effect.sync(() => Pacer.start(perSecond)),
-              (pacer) => client.loop(traversal.text, callers, millis, pacer),
-              (pacer) => Effect.sync(pacer.stop)
-            )
+          run: (millis) => Pacer.withRate(perSecond, (pacer) => client.loop(traversal.text, callers, millis, pacer))
         })
       }
     }

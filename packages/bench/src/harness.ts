@@ -337,16 +337,6 @@ export interface MeasureOptions {
  */
 export type Measured = ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Sample>>>
 
-/** The `k`-th cell of round `r`: rows in order, each row's cells rotated by `r`. */
-const rotated = (rows: ReadonlyArray<ReadonlyArray<Cell>>, k: number, r: number): Cell => {
-  let at = k
-  for (const row of rows) {
-    if (at < row.length) return row[(at + r) % row.length]!
-    at -= row.length
-  }
-  throw new RangeError(`no cell ${k}`)
-}
-
 /**
  * Runs every cell once as a warm-up, then `runs` rounds in which each cell runs once: rows in
  * order, the cells of a row interleaved (so noise on the machine hits them alike) and rotated
@@ -370,8 +360,7 @@ export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Ef
       else rows.push([cell])
     }
     for (let r = 0; r < options.runs; r++) {
-      for (let k = 0; k < cells.length; k++) {
-        const cell = rotated(rows, k, r)
+      for (const cell of rows.flatMap((row) => row.map((_, j) => row[(j + r) % row.length]!))) {
         const cpu = process.cpuUsage()
         const ran = yield* cell.run(options.millis)
         const used = process.cpuUsage(cpu)

@@ -71,33 +71,49 @@ export const start = (perSecond: number, now: () => number = () => performance.n
 }
 
 /**
- * `op` behind a permit of `pacer`, for an Effect client (no wait, no extra step, when one is due).
+ * Runs `use` with a pacer at `perSecond`, stopped after.
  *
  * @since 0.1.0
- * @category combinators
+ * @category constructors
  */
-export const paced =
-  <A, E>(pacer: Pacer, op: () => Effect.Effect<A, E>) =>
-  (): Effect.Effect<A, E> =>
-    Effect.suspend(() => {
-      const wait = pacer.take()
-      return wait === undefined
-        ? op()
-        : Effect.andThen(
-            Effect.promise(() => wait),
-            op
-          )
-    })
+export const withRate = <A, E>(perSecond: number, use: (pacer: Pacer) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => start(perSecond)),
+    use,
+    (pacer) => Effect.sync(pacer.stop)
+  )
 
 /**
- * `op` behind a permit of `pacer`, for a promise client.
+ * `op` behind a permit of `pacer`, for an Effect client (no wait, no extra step, when one is
+ * due); `op` itself without a pacer.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const pacedPromise =
-  <A>(pacer: Pacer, op: () => Promise<A>) =>
-  (): Promise<A> => {
-    const wait = pacer.take()
-    return wait === undefined ? op() : wait.then(op)
-  }
+export const paced = <A, E>(pacer: Pacer | undefined, op: () => Effect.Effect<A, E>): (() => Effect.Effect<A, E>) =>
+  pacer === undefined
+    ? op
+    : () =>
+        Effect.suspend(() => {
+          const wait = pacer.take()
+          return wait === undefined
+            ? op()
+            : Effect.andThen(
+                Effect.promise(() => wait),
+                op
+              )
+        })
+
+/**
+ * `op` behind a permit of `pacer`, for a promise client; `op` itself without a pacer.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const pacedPromise = <A>(pacer: Pacer | undefined, op: () => Promise<A>): (() => Promise<A>) =>
+  pacer === undefined
+    ? op
+    : () => {
+        const wait = pacer.take()
+        return wait === undefined ? op() : wait.then(op)
+      }

@@ -310,6 +310,16 @@ export class Engine {
   }
 
   /**
+   * True while `connection` owes more written replies than `holdWritesAbove`: new commands
+   * wait in `pending` (still unsent, so a caller can take them back) until a reply brings the
+   * count down. Never while the connection is paused behind a streamed reply: writing resumes
+   * its reading, and a held command must not wait on a slow stream consumer.
+   */
+  private holding(connection: Connection): boolean {
+    return connection.inflight.length - this.committedCount > this.options.holdWritesAbove && !connection.paused
+  }
+
+  /**
    * Writes everything pending now when the connection can take it; otherwise the writer
    * fiber takes it (after a reconnect, or once the socket drains).
    */
@@ -860,16 +870,6 @@ export class Engine {
 
   /** Runs the connection lifecycle forever, starting from an established connection. */
   /** Makes a handshaken connection the one user commands go to. */
-  /**
-   * True while `connection` owes more written replies than `holdWritesAbove`: new commands
-   * wait in `pending` (still unsent, so a caller can take them back) until a reply brings the
-   * count down. Never while the connection is paused behind a streamed reply: writing resumes
-   * its reading, and a held command must not wait on a slow stream consumer.
-   */
-  private holding(connection: Connection): boolean {
-    return connection.inflight.length - this.committedCount > this.options.holdWritesAbove && !connection.paused
-  }
-
   install(connection: Connection): void {
     this.connects++
     this.connection = connection
