@@ -64,11 +64,21 @@ const record = (
   else write.outcome = "notSent"
 }
 
-/** `FIBERS` fibers run `CREATE (:W {id, phase})` back to back until stopped, each write recorded. */
+/**
+ * `FIBERS` fibers run `CREATE (:W {id, phase})` back to back until stopped, each write recorded.
+ * The waits are bounded well inside the test's own timeout and say what they saw when they give
+ * up (a write stuck in flight is named with its age), so a slow or stuck run fails with an
+ * account rather than with the runner's timeout.
+ */
 const writeBurst = (graph: Graph) =>
   Effect.gen(function* () {
     const writes: Array<Write> = []
+    const started = performance.now()
+    const timeline: Array<string> = []
+    /** Each fiber's call in flight: its write and when it was issued. */
+    const inFlight = new Map<number, { readonly id: string; readonly at: number }>()
     const state = { phase: 0, stopped: false }
+    const mark = (event: string) => timeline.push(`${event} at ${Math.round(performance.now() - started)} ms`)
     const fiber = yield* Effect.forkChild(
       Effect.forEach(
         Array.from({ length: FIBERS }, (_, f) => f),
@@ -78,33 +88,62 @@ const writeBurst = (graph: Graph) =>
             for (let i = 0; !state.stopped; i++) {
               const write: Write = { id: `${f}-${i}`, amount: 1, phase: state.phase, outcome: "notSent" }
               writes.push(write)
+              inFlight.set(f, { id: write.id, at: performance.now() })
               const created = graph.query("CREATE (:W {id: $id, phase: $phase})", { id: write.id, phase: write.phase })
-              record(write, yield* Effect.exit(created))
+              const exit = yield* Effect.exit(created)
+              inFlight.delete(f)
+              record(write, exit)
             }
           }),
         { concurrency: "unbounded" }
       )
     )
+    const account = () => {
+      const now = performance.now()
+      const outcomes: Record<string, number> = {}
+      for (const w of writes)
+        outcomes[`phase ${w.phase} ${w.outcome}`] = (outcomes[`phase ${w.phase} ${w.outcome}`] ?? 0) + 1
+      const waiting = [...inFlight.values()].map((c) => `${c.id} for ${Math.round(now - c.at)} ms`)
+      return `outcomes ${JSON.stringify(outcomes)}; in flight: ${waiting.join(", ") || "none"}; ${timeline.join(", ")}`
+    }
     return {
       writes,
+      mark: (event: string) => Effect.sync(() => mark(event)),
       phase: (phase: number) => Effect.sync(() => void (state.phase = phase)),
-      /** Until `ACKS_PER_PHASE` writes issued in `phase` were acknowledged (bounded). */
+      /**
+       * Until `ACKS_PER_PHASE` writes issued in `phase` were acknowledged: bounded (about 15 s,
+       * where a healthy run needs well under one), and ended early by a writer that failed.
+       */
       acknowledged: (phase: number, when: string) =>
-        until(
-          Effect.sync(() => writes.filter((w) => w.phase === phase && w.outcome === "ack").length >= ACKS_PER_PHASE),
-          `${ACKS_PER_PHASE} writes acknowledged ${when}`,
-          3000
-        ),
+        Effect.gen(function* () {
+          for (let attempt = 0; attempt < 1500; attempt++) {
+            if (writes.filter((w) => w.phase === phase && w.outcome === "ack").length >= ACKS_PER_PHASE) {
+              mark(`${ACKS_PER_PHASE} acknowledged ${when}`)
+              return
+            }
+            // A writer's assertion (an unexpected reason) ended the burst: report that.
+            if (fiber.pollUnsafe() !== undefined) yield* Fiber.join(fiber)
+            yield* Effect.sleep(10)
+          }
+          assert.fail(`gave up waiting until ${ACKS_PER_PHASE} writes were acknowledged ${when}: ${account()}`)
+        }),
+      account,
+      /** Stops the writers: each finishes its call in flight (bounded: a stuck call is named). */
       stop: Effect.suspend(() => {
         state.stopped = true
-        return Fiber.join(fiber)
+        return Fiber.join(fiber).pipe(
+          Effect.timeoutOrElse({
+            duration: "15 seconds",
+            orElse: () => Effect.sync(() => assert.fail(`the writers did not stop: ${account()}`))
+          })
+        )
       })
     }
   })
 
 /** How many `:W` nodes the graph holds per id. */
 const heldIds = (graph: Graph) =>
-  Effect.map(graph.roQuery("MATCH (w:W) RETURN w.id AS id"), (result) => {
+  Effect.map(graph.roQuery("MATCH (w:W) RETURN w.id AS id", {}, { clientTimeout: "10 seconds" }), (result) => {
     const held = new Map<string, number>()
     for (const row of result.rows) {
       const id = row.get("id") as string
@@ -121,7 +160,8 @@ const checkLedger = (
   label: string,
   server: Embedded.EmbeddedServer["Service"],
   writes: ReadonlyArray<Write>,
-  held: ReadonlyMap<string, number>
+  held: ReadonlyMap<string, number>,
+  account: string
 ) => {
   const count = (outcome: Write["outcome"]) => writes.filter((w) => w.outcome === outcome).length
   const figures = {
@@ -134,7 +174,7 @@ const checkLedger = (
     held: held.size
   }
   const on = `FalkorDB ${server.falkordb?.version} on ${assertMatrixServer(server.server)}`
-  console.log(`graph write ledger ${label} (${on}): ${JSON.stringify(figures)}`)
+  console.log(`graph write ledger ${label} (${on}): ${JSON.stringify(figures)}; ${account}`)
   const lost = checkHeld(`graph ${label}`, writes, held)
   assert.deepStrictEqual(
     lost.map((w) => w.id),
@@ -165,7 +205,7 @@ describe.skipIf(!moduleVersion)("graph writes under faults (a real FalkorDB kill
           // appendfsync always: an acknowledged write is on disk before its reply, so none may be lost.
           const server = yield* Embedded.make({
             requireModule: true,
-            startTimeout: "30 seconds",
+            startTimeout: "20 seconds",
             args: ["--appendonly", "yes", "--appendfsync", "always"]
           })
           yield* Effect.gen(function* () {
@@ -173,13 +213,16 @@ describe.skipIf(!moduleVersion)("graph writes under faults (a real FalkorDB kill
             const burst = yield* writeBurst(graph)
             yield* burst.acknowledged(0, "before the kill")
             yield* server.kill
+            yield* burst.mark("killed")
             yield* burst.phase(1)
             yield* Effect.sleep(100)
             yield* server.restart
+            yield* burst.mark("restarted")
             yield* burst.phase(2)
             yield* burst.acknowledged(2, "after the restart")
             yield* burst.stop
-            checkLedger(`kill -9 ${name}`, server, burst.writes, yield* heldIds(graph))
+            yield* burst.mark("stopped")
+            checkLedger(`kill -9 ${name}`, server, burst.writes, yield* heldIds(graph), burst.account())
           }).pipe(Effect.provide(clientOf(server.url, options)))
         })
     )
@@ -202,7 +245,7 @@ describe.skipIf(!moduleVersion)("graph writes under faults (a real FalkorDB kill
             yield* burst.phase(2)
             yield* burst.acknowledged(2, "after the kills")
             yield* burst.stop
-            checkLedger(`CLIENT KILL ${name}`, server, burst.writes, yield* heldIds(graph))
+            checkLedger(`CLIENT KILL ${name}`, server, burst.writes, yield* heldIds(graph), burst.account())
           }).pipe(Effect.provide(clientOf(server.url, options)))
         })
     )
