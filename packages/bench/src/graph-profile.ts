@@ -15,7 +15,9 @@
  * `--connections=N` sets this client's engines (default 8, the graph layer's own default);
  * `--whole-replies` has this client read each reply whole before decoding it (`streamRows: false`);
  * `--rate=N` paces the callers to N queries/s together (`pacer.ts`), to compare CPU at one rate;
- * `--hold=N|off` sets this client's `holdWritesAbove` (default: the graph layer's, 2).
+ * `--hold=N|off` sets this client's `holdWritesAbove` (default: the graph layer's, 2);
+ * `--unix=PATH` has both clients connect over the server's unix socket instead of TCP (`--port` is
+ * then only for a server this script starts).
  *
  * @since 0.1.0
  */
@@ -49,6 +51,8 @@ const pacedFor = <A, E>(body: (pacer: Pacer.Pacer | undefined) => Effect.Effect<
   rate > 0 ? Pacer.withRate(rate, body) : body(undefined)
 // `--hold=N`: `holdWritesAbove` (the graph layer's default is 2); `--hold=off` never holds.
 const hold = flag("hold", "")
+// `--unix=PATH`: the server's unix socket, for both clients (same machine: no TCP/IP stack per write).
+const unixPath = flag("unix", "")
 
 const program = Effect.scoped(
   Effect.gen(function* () {
@@ -57,7 +61,8 @@ const program = Effect.scoped(
       const server = yield* Embedded.make({ requireModule: true })
       port = server.port
     }
-    const admin = yield* RedisConnection.makeSingle({ port })
+    const url = unixPath === "" ? `redis://127.0.0.1:${port}` : `redis+unix://${unixPath}`
+    const admin = yield* RedisConnection.makeSingle({ url })
     yield* admin.execute(["GRAPH.DELETE", GRAPH]).pipe(Effect.ignore)
     yield* admin.execute([
       "GRAPH.QUERY",
@@ -72,7 +77,9 @@ const program = Effect.scoped(
     let loop: (millis: number) => Effect.Effect<Harness.Sample, unknown>
     if (client === "falkordb-ts") {
       const db = yield* Effect.acquireRelease(
-        Effect.tryPromise(() => FalkorTs.connect({ socket: { host: "127.0.0.1", port } })),
+        Effect.tryPromise(() =>
+          FalkorTs.connect({ socket: unixPath === "" ? { host: "127.0.0.1", port } : { path: unixPath } })
+        ),
         (db) => Effect.promise(() => db.close().catch(() => undefined))
       )
       const g = db.selectGraph(GRAPH)
@@ -93,7 +100,7 @@ const program = Effect.scoped(
       const connections = Number(flag("connections", "8"))
       const context = yield* Layer.build(
         FalkorDB.layer({
-          url: `redis://127.0.0.1:${port}`,
+          url,
           streamRows,
           ...(connections === 1 ? { connections: 1 } : { connections, routing: "spread" as const }),
           ...(hold === "" ? {} : { holdWritesAbove: hold === "off" ? Number.POSITIVE_INFINITY : Number(hold) })
