@@ -18,6 +18,8 @@
  * `--hold=N|off` sets this client's `holdWritesAbove` (default: the graph layer's, 2);
  * `--unix=PATH` has both clients connect over the server's unix socket instead of TCP (`--port` is
  * then only for a server this script starts).
+ * `--warmup=S` runs S seconds (default 1) before the measured ones, for a slow machine where code is still
+ * being optimised after one.
  *
  * @since 0.1.0
  */
@@ -117,7 +119,7 @@ const program = Effect.scoped(
         )
     }
     // A short warm-up: schema caches filled, code optimised.
-    yield* loop(1000)
+    yield* loop(Number(flag("warmup", "1")) * 1000)
     const cpu = process.cpuUsage()
     const measured = loop(seconds * 1000)
     const sample = yield* process.argv.includes("--top")

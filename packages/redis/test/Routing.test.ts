@@ -47,6 +47,31 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("routing
       })
   )
 
+  it.effect("spread routing: one caller at a time stays on the first engine; concurrent load spreads", () =>
+    Effect.gen(function* () {
+      const server = yield* Embedded.EmbeddedServer
+      const spread = yield* Effect.flatMap(RedisOptions.resolve({ url: server.url }), (resolved) =>
+        Strategies.makeMultiplexed(resolved, 4, "spread")
+      )
+      const { service: admin } = yield* single(server.url)
+      for (let i = 0; i < 20; i++)
+        assert.strictEqual(text(yield* spread.service.execute(["ECHO", `pinned-${i}`])), `pinned-${i}`)
+      // The server says which connections ran an ECHO last: one socket served every awaited call.
+      const clients = text(yield* admin.execute(["CLIENT", "LIST"])).split("\n")
+      assert.strictEqual(clients.filter((line) => line.includes(" cmd=echo ")).length, 1, clients.join("\n"))
+      // Owed replies make an engine heavier: four unanswered calls land on four engines.
+      const fake = yield* FakeServer.make((command) => (command[0] === "PING" ? "+PONG\r\n" : undefined))
+      const owed = yield* Effect.flatMap(RedisOptions.resolve({ url: fake.url, closeTimeout: 100 }), (resolved) =>
+        Strategies.makeMultiplexed(resolved, 4, "spread")
+      )
+      for (let i = 0; i < 4; i++) yield* owed.service.submit(["GET", "never-answered"])
+      assert.deepStrictEqual(
+        owed.engines.map((engine) => engine.window.inUse),
+        [1, 1, 1, 1]
+      )
+    })
+  )
+
   it.effect("4 engines, key routing: 64 fibers x 200 unawaited RPUSH per key keep their order", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer
