@@ -14,10 +14,18 @@ import * as FakeServer from "./fixtures/FakeServer.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
-const keyed = (url: string, connections: number, extra: RedisOptions.RedisOptions = {}) =>
+const multiplexed = (
+  url: string,
+  connections: number,
+  routing: "key" | "spread",
+  extra: RedisOptions.RedisOptions = {}
+) =>
   Effect.flatMap(RedisOptions.resolve({ url, ...extra }), (resolved) =>
-    Strategies.makeMultiplexed(resolved, connections, "key")
+    Strategies.makeMultiplexed(resolved, connections, routing)
   )
+
+const keyed = (url: string, connections: number, extra: RedisOptions.RedisOptions = {}) =>
+  multiplexed(url, connections, "key", extra)
 
 const single = (url: string) =>
   Effect.flatMap(RedisOptions.resolve({ url }), (resolved) => Strategies.makeSingle(resolved))
@@ -50,9 +58,7 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("routing
   it.effect("spread routing: one caller at a time stays on the first engine; concurrent load spreads", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer
-      const spread = yield* Effect.flatMap(RedisOptions.resolve({ url: server.url }), (resolved) =>
-        Strategies.makeMultiplexed(resolved, 4, "spread")
-      )
+      const spread = yield* multiplexed(server.url, 4, "spread")
       const { service: admin } = yield* single(server.url)
       for (let i = 0; i < 20; i++)
         assert.strictEqual(text(yield* spread.service.execute(["ECHO", `pinned-${i}`])), `pinned-${i}`)
@@ -61,9 +67,7 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("routing
       assert.strictEqual(clients.filter((line) => line.includes(" cmd=echo ")).length, 1, clients.join("\n"))
       // Owed replies make an engine heavier: four unanswered calls land on four engines.
       const fake = yield* FakeServer.make((command) => (command[0] === "PING" ? "+PONG\r\n" : undefined))
-      const owed = yield* Effect.flatMap(RedisOptions.resolve({ url: fake.url, closeTimeout: 100 }), (resolved) =>
-        Strategies.makeMultiplexed(resolved, 4, "spread")
-      )
+      const owed = yield* multiplexed(fake.url, 4, "spread", { closeTimeout: 100 })
       for (let i = 0; i < 4; i++) yield* owed.service.submit(["GET", "never-answered"])
       assert.deepStrictEqual(
         owed.engines.map((engine) => engine.window.inUse),
