@@ -76,6 +76,32 @@ layer(Embedded.layer(), { timeout: 60_000, excludeTestServices: true })("routing
     })
   )
 
+  it.effect("spread routing: an engine that is reconnecting is passed over while others are online", () =>
+    Effect.gen(function* () {
+      // Four connections are let in; every later one fails its readiness PING, so an engine that
+      // loses its link stays offline. `poison` gets a malformed reply, which closes its connection.
+      const fake = yield* FakeServer.make((command, connection) => {
+        if (command[0] === "PING") return connection <= 4 ? "+PONG\r\n" : "-ERR no more connections\r\n"
+        if (command[1] === "poison") return "?\r\n"
+        return undefined
+      })
+      const { service: redis, engines } = yield* multiplexed(fake.url, 4, "spread", { closeTimeout: 100 })
+      // Idle engines tie, so the first one gets the poisoned call and loses its connection.
+      const poisoned = yield* Effect.exit(redis.execute(["GET", "poison"]))
+      assert.strictEqual(poisoned._tag, "Failure")
+      assert.deepStrictEqual(
+        engines.map((engine) => engine.online),
+        [false, true, true, true]
+      )
+      // Every engine is idle again: the next call goes to the first engine that is online.
+      yield* redis.submit(["GET", "never-answered"])
+      assert.deepStrictEqual(
+        engines.map((engine) => engine.window.inUse),
+        [0, 1, 0, 0]
+      )
+    })
+  )
+
   it.effect("4 engines, key routing: 64 fibers x 200 unawaited RPUSH per key keep their order", () =>
     Effect.gen(function* () {
       const server = yield* Embedded.EmbeddedServer

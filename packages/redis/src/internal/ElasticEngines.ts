@@ -195,12 +195,13 @@ const drain = (engine: Engine): Effect.Effect<void> =>
 
 /**
  * Round-robin and least-loaded picks over engines that may change between calls. An engine
- * that owes the reply of a command its caller gave up on may be busy with it for long
- * (FalkorDB runs one query per connection at a time): any engine that owes none is preferred,
- * then the one with the fewest commands in flight; ties go to the first engine in the list, so a
- * lightly loaded client keeps using the same socket (its kernel and client state stay warm: one
- * caller on 8 rotating sockets cost more CPU per query than on one) and the others join in only
- * as load grows. Keyless commands under key routing still go round-robin.
+ * that is reconnecting would hold a command until its server link is back, so one that is
+ * online is preferred. An engine that owes the reply of a command its caller gave up on may be
+ * busy with it for long (FalkorDB runs one query per connection at a time): next any engine that
+ * owes none is preferred, then the one with the fewest commands in flight; ties go to the first
+ * engine in the list, so a lightly loaded client keeps using the same socket (its kernel and
+ * client state stay warm: one caller on 8 rotating sockets cost more CPU per query than on one)
+ * and the others join in only as load grows. Keyless commands under key routing still go round-robin.
  */
 export const makePickers = (list: () => ReadonlyArray<Engine>) => {
   let next = 0
@@ -210,8 +211,11 @@ export const makePickers = (list: () => ReadonlyArray<Engine>) => {
     next = (next + 1) % engines.length
     return engine
   }
-  const lighter = (a: Engine, b: Engine): boolean =>
-    (a.overdue === 0) !== (b.overdue === 0) ? a.overdue === 0 : a.window.inUse < b.window.inUse
+  const lighter = (a: Engine, b: Engine): boolean => {
+    const online = a.online
+    if (online !== b.online) return online
+    return (a.overdue === 0) !== (b.overdue === 0) ? a.overdue === 0 : a.window.inUse < b.window.inUse
+  }
   const leastLoaded = (): Engine => {
     const engines = list()
     let best = engines[0]
