@@ -45,6 +45,7 @@ const QUERIES: Record<string, string> = {
 const query = QUERIES[flag("query", "traversal")]!
 const callers = Number(flag("callers", "1"))
 const seconds = Number(flag("seconds", "5"))
+const warmupSeconds = Number(flag("warmup", "1"))
 const client = flag("client", "ours")
 const portFlag = flag("port", "")
 // `--rate=N`: callers share a pacer of N queries/s (0: as fast as they go).
@@ -119,7 +120,7 @@ const program = Effect.scoped(
         )
     }
     // A short warm-up: schema caches filled, code optimised.
-    yield* loop(Number(flag("warmup", "1")) * 1000)
+    yield* loop(warmupSeconds * 1000)
     const cpu = process.cpuUsage()
     const measured = loop(seconds * 1000)
     const sample = yield* process.argv.includes("--top")
