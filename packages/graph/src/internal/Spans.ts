@@ -11,12 +11,18 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
-import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
 
-/** True when a span opened on `fiber` would reach a tracer. */
-export const tracing = (fiber: Fiber.Fiber<unknown, unknown>): boolean =>
-  fiber.getRef(References.TracerEnabled) && fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer
+/**
+ * True when a span opened on `fiber` would reach a tracer. Read from the fiber's cache of its
+ * context (`Fiber.Cache`: what `getRef(TracerEnabled)` and `getRef(Tracer)` would find, without
+ * two context lookups per call); `tracer` is undefined there when none is installed, which is
+ * the native tracer.
+ */
+export const tracing = (fiber: Fiber.Fiber<unknown, unknown>): boolean => {
+  const cache = fiber.cache
+  return cache.tracerEnabled && cache.tracer !== undefined && cache.tracer !== Tracer.nativeTracer
+}
 
 /**
  * `effect()` in a span named `name` whose attributes are `attributes()` (both built only when
