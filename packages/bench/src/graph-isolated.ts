@@ -83,8 +83,114 @@ const runChild = (args: ReadonlyArray<string>): Effect.Effect<ChildResult, Error
 
 const rowOf = (query: string, callers: number) => `${query} · ${callers}`
 
+/** A sample of a child, with its CPU split (user, system) kept for the table. */
+interface Measured extends Harness.Sample {
+  readonly userMicros: number
+  readonly systemMicros: number
+}
+
+/** One row of cells: a query at a caller count, paced to `perSecond` when given. */
+interface RowSpec {
+  readonly row: string
+  readonly query: number
+  readonly callers: number
+  readonly perSecond?: number | undefined
+}
+
+type Samples = Map<string, Map<string, Array<Measured>>>
+
 /**
- * Runs the table and renders it; recorded for `--save`/`--compare` like every other table.
+ * Every row's cells, `runs` rounds: in each round every row runs each client once, in a new
+ * process, the client that starts rotating from round to round. Recorded as one baseline table.
+ */
+const measureRows = (port: number, rows: ReadonlyArray<RowSpec>, options: Options) =>
+  Effect.gen(function* () {
+    const samples: Samples = new Map()
+    for (let r = 0; r < options.runs; r++) {
+      for (const spec of rows) {
+        for (let j = 0; j < clients.length; j++) {
+          const client = clients[(j + r) % clients.length]!
+          const result = yield* runChild([
+            `--client=${client.flag}`,
+            `--query=${queryFlags[spec.query]}`,
+            `--callers=${spec.callers}`,
+            `--seconds=${options.seconds}`,
+            `--warmup=${options.warmupSeconds}`,
+            `--port=${port}`,
+            `--graph=${GRAPH}`,
+            "--setup=none",
+            "--json",
+            ...(spec.perSecond === undefined ? [] : [`--rate=${spec.perSecond}`])
+          ])
+          let columns = samples.get(spec.row)
+          if (columns === undefined) samples.set(spec.row, (columns = new Map()))
+          let list = columns.get(client.column)
+          if (list === undefined) columns.set(client.column, (list = []))
+          list.push({ ...result, cpuMicros: result.userMicros + result.systemMicros })
+        }
+      }
+    }
+    const table = Baseline.beginTable()
+    for (const [row, columns] of samples) {
+      for (const [column, list] of columns) {
+        Baseline.record({
+          table,
+          row,
+          column,
+          cpuMicrosPerOp: Harness.median(list.map(Harness.cpuPerOp)),
+          opsPerSecond: Harness.median(list.map(Harness.rate))
+        })
+      }
+    }
+    return samples
+  })
+
+const [OURS, THEIRS] = [clients[0]!.column, clients[1]!.column]
+
+const cellsOf = (samples: Samples, row: string, column: string) => samples.get(row)?.get(column) ?? []
+
+/** The median over rounds of `of(ours) ÷ of(falkordb-ts)`, both from the same round. */
+const ratioOf = (samples: Samples, row: string, of: (sample: Measured) => number) => {
+  const bs = cellsOf(samples, row, THEIRS)
+  return Harness.median(cellsOf(samples, row, OURS).map((sample, i) => of(sample) / of(bs[i]!)))
+}
+
+const microsOf = (samples: Samples, row: string, column: string, of: (sample: Measured) => number) =>
+  Harness.median(cellsOf(samples, row, column).map((sample) => of(sample) / Math.max(sample.ops, 1))).toFixed(1)
+
+/** `total (user + system)` of a column's median CPU µs per query. */
+const cpuText = (samples: Samples, row: string, column: string) =>
+  `${microsOf(samples, row, column, (s) => s.cpuMicros ?? Number.NaN)} (${microsOf(samples, row, column, (s) => s.userMicros)} + ${microsOf(samples, row, column, (s) => s.systemMicros)})`
+
+const renderRows = (samples: Samples, rows: ReadonlyArray<RowSpec>, paced: boolean) =>
+  Harness.table(
+    [
+      "callers",
+      ...(paced ? ["paced to q/s"] : []),
+      `${OURS} q/s`,
+      `${THEIRS} q/s`,
+      "q/s ours ÷ falkordb-ts",
+      "CPU µs/query ours (user + system)",
+      "CPU µs/query falkordb-ts (user + system)",
+      "CPU ours ÷ falkordb-ts"
+    ],
+    rows.map((spec) => [
+      String(spec.callers),
+      ...(paced ? [Harness.formatRate(spec.perSecond ?? Number.NaN)] : []),
+      Harness.formatRate(Harness.median(cellsOf(samples, spec.row, OURS).map(Harness.rate))),
+      Harness.formatRate(Harness.median(cellsOf(samples, spec.row, THEIRS).map(Harness.rate))),
+      Harness.formatRatio(ratioOf(samples, spec.row, Harness.rate)),
+      cpuText(samples, spec.row, OURS),
+      cpuText(samples, spec.row, THEIRS),
+      Harness.formatRatio(ratioOf(samples, spec.row, Harness.cpuPerOp))
+    ])
+  )
+
+/**
+ * Runs the table and renders it: full speed for both queries, then the traversal from 8
+ * callers with both clients paced to `GraphThroughput.EQUAL_RATE_SHARE` of falkordb-ts's
+ * full-speed rate (at full speed this client drives the shared 2-core server harder, and
+ * every syscall then costs more). Both are recorded for `--save`/`--compare`.
  *
  * @since 0.1.0
  * @category graph
@@ -99,90 +205,46 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
       const setup = yield* RedisConnection.makeSingle({ url: server.url })
       yield* setup.execute(["GRAPH.QUERY", GRAPH, GraphThroughput.SETUP])
       const callerCounts = options.callerCounts ?? GraphThroughput.callerCounts
-      const samples = new Map<string, Map<string, Array<Harness.Sample>>>()
-      for (let r = 0; r < options.runs; r++) {
-        for (const [q, query] of GraphThroughput.queries.entries()) {
-          for (const callers of callerCounts) {
-            const row = rowOf(query.name, callers)
-            for (let j = 0; j < clients.length; j++) {
-              const client = clients[(j + r) % clients.length]!
-              const result = yield* runChild([
-                `--client=${client.flag}`,
-                `--query=${queryFlags[q]}`,
-                `--callers=${callers}`,
-                `--seconds=${options.seconds}`,
-                `--warmup=${options.warmupSeconds}`,
-                `--port=${server.port}`,
-                `--graph=${GRAPH}`,
-                "--setup=none",
-                "--json"
-              ])
-              let columns = samples.get(row)
-              if (columns === undefined) samples.set(row, (columns = new Map()))
-              let list = columns.get(client.column)
-              if (list === undefined) columns.set(client.column, (list = []))
-              list.push({
-                ops: result.ops,
-                seconds: result.seconds,
-                cpuMicros: result.userMicros + result.systemMicros
-              })
-            }
-          }
-        }
+      const fullSpeed: Array<RowSpec> = GraphThroughput.queries.flatMap((query, q) =>
+        callerCounts.map((callers) => ({ row: rowOf(query.name, callers), query: q, callers }))
+      )
+      const full = yield* measureRows(server.port, fullSpeed, options)
+      const traversal = GraphThroughput.queries[1]!
+      const paced: Array<RowSpec> = []
+      for (const callers of callerCounts) {
+        if (callers < 8) continue
+        const theirs = Harness.median(cellsOf(full, rowOf(traversal.name, callers), THEIRS).map(Harness.rate))
+        const perSecond = Math.round(GraphThroughput.EQUAL_RATE_SHARE * theirs)
+        if (perSecond > 0)
+          paced.push({ row: `${rowOf(traversal.name, callers)} @ ${perSecond}/s`, query: 1, callers, perSecond })
       }
-      const table = Baseline.beginTable()
-      for (const [row, columns] of samples) {
-        for (const [column, list] of columns) {
-          Baseline.record({
-            table,
-            row,
-            column,
-            cpuMicrosPerOp: Harness.median(list.map(Harness.cpuPerOp)),
-            opsPerSecond: Harness.median(list.map(Harness.rate))
-          })
-        }
-      }
-      const [ours, theirs] = [clients[0]!.column, clients[1]!.column]
-      const ratioOf = (row: string, of: (sample: Harness.Sample) => number) => {
-        const as = samples.get(row)?.get(ours) ?? []
-        const bs = samples.get(row)?.get(theirs) ?? []
-        return Harness.median(as.map((sample, i) => of(sample) / of(bs[i]!)))
-      }
+      const equal = paced.length === 0 ? undefined : yield* measureRows(server.port, paced, options)
       const sections = [
         `### Graph throughput, one client per process: real FalkorDB ${server.falkordb?.version} (${server.server.name}-server ${server.version})`,
         "",
         `Each cell is a fresh Node process (\`graph-profile.ts\`) that runs ${options.warmupSeconds} s unmeasured, ` +
           `then ${options.seconds} s measured; ${options.runs} rounds, the two clients of a row one after the other, ` +
-          `the first rotating each round. CPU is the child's own (\`process.cpuUsage\`, user + system) over the ` +
+          `the first rotating each round. CPU is the child's own (\`process.cpuUsage\`) over the ` +
           `measured seconds; ratios are medians of the ratios of a round's pair.`
       ]
-      for (const query of GraphThroughput.queries) {
+      for (const [q, query] of GraphThroughput.queries.entries()) {
         sections.push(
           "",
           `#### \`${query.name}\``,
           "",
-          Harness.table(
-            [
-              "callers",
-              `${ours} q/s`,
-              `${theirs} q/s`,
-              "q/s ours ÷ falkordb-ts",
-              "CPU µs/query (ours / falkordb-ts)",
-              "CPU ours ÷ falkordb-ts"
-            ],
-            callerCounts.map((callers) => {
-              const row = rowOf(query.name, callers)
-              const list = (column: string) => samples.get(row)?.get(column) ?? []
-              return [
-                String(callers),
-                Harness.formatRate(Harness.median(list(ours).map(Harness.rate))),
-                Harness.formatRate(Harness.median(list(theirs).map(Harness.rate))),
-                Harness.formatRatio(ratioOf(row, Harness.rate)),
-                `${Harness.median(list(ours).map(Harness.cpuPerOp)).toFixed(1)} / ${Harness.median(list(theirs).map(Harness.cpuPerOp)).toFixed(1)}`,
-                Harness.formatRatio(ratioOf(row, Harness.cpuPerOp))
-              ]
-            })
+          renderRows(
+            full,
+            fullSpeed.filter((spec) => spec.query === q),
+            false
           )
+        )
+      }
+      if (equal !== undefined) {
+        sections.push(
+          "",
+          `#### \`traversal\` at one rate: both clients paced to ${GraphThroughput.EQUAL_RATE_SHARE} × falkordb-ts's full-speed rate above`,
+          "",
+          renderRows(equal, paced, true)
         )
       }
       return sections.join("\n")
