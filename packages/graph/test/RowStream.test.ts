@@ -15,6 +15,7 @@ import * as Net from "node:net"
 import * as FalkorDB from "../src/FalkorDB.ts"
 import type { Node } from "../src/Value.ts"
 import type { GraphSchema } from "../src/internal/SchemaCache.ts"
+import { serverMessageOf } from "./helpers.ts"
 
 const text = (reply: unknown): string => new TextDecoder().decode(reply as Uint8Array)
 
@@ -72,9 +73,15 @@ const peer = Effect.acquireRelease(
           if (name === "PING") return send("+PONG\r\n")
           if (query.startsWith("CALL db.labels()")) return send(names("Person"))
           if (query.startsWith("CALL db.propertyKeys()")) return send(names("age"))
-          const match = /^(GATED|BIG) (\d+)/.exec(query)
+          const match = /^(GATED|BIG|TRAILING) (\d+)/.exec(query)
           if (match === null) return send(`-ERR unscripted ${command.join(" ")}\r\n`)
           const rows = Number(match[2])
+          // The legacy shape: an error where the statistics belong, after the rows.
+          if (match[1] === "TRAILING") {
+            let all = head(rows)
+            for (let i = 0; i < rows; i++) all += row(i)
+            return send(`${all}-Division by zero\r\n`)
+          }
           if (match[1] === "GATED") {
             await send(head(rows) + row(0))
             if (!query.includes("open")) await gate
@@ -168,6 +175,29 @@ describe("Graph.roStream streams rows off the wire", () => {
             assert.deepStrictEqual(
               again.map((r) => r.get("x")),
               [0, 1, 2]
+            )
+          })
+        )
+    )
+
+    it.live(
+      `${label}: an error in place of the statistics fails roQuery and roStream with it; the connection stays in step`,
+      () =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const server = yield* peer
+            const db = yield* client(server.url, options)
+            const g = seeded(db)
+            for (const rows of [0, 3]) {
+              const queried = yield* Effect.flip(g.roQuery(`TRAILING ${rows}`))
+              assert.strictEqual(serverMessageOf(queried), "Division by zero", `roQuery, ${rows} rows`)
+              const streamed = yield* Effect.flip(Stream.runCollect(g.roStream(`TRAILING ${rows}`)))
+              assert.strictEqual(serverMessageOf(streamed), "Division by zero", `roStream, ${rows} rows`)
+            }
+            const after = yield* g.roQuery("GATED 2 open")
+            assert.deepStrictEqual(
+              after.rows.map((r) => r.get("x")),
+              [0, 1]
             )
           })
         )

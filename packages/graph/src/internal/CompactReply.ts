@@ -335,7 +335,11 @@ export const parseEnvelope = (reply: Reply, graph: string, command: string): Env
   }
 }
 
-const parseHeader = (reply: Reply): ReadonlyArray<string> => {
+/**
+ * The column names of a compact (or verbose) header; a malformed one throws `FalkorError`
+ * (reason `Decode`), as `parseEnvelope` does.
+ */
+export const parseHeader = (reply: Reply): ReadonlyArray<string> => {
   if (!isArray(reply)) throw malformed("the header is not an array")
   return reply.map((cell, i) => {
     // Compact cells are [columnType, name]; verbose headers are plain names.
@@ -343,6 +347,16 @@ const parseHeader = (reply: Reply): ReadonlyArray<string> => {
     if (name === undefined) throw malformed(`header cell ${i} is not [type, name]`)
     return name
   })
+}
+
+/**
+ * The statistics of a `[header, rows, statistics]` reply whose header was already read
+ * (`parseHeader`, when it arrived): what `parseEnvelope` makes of the whole reply, without
+ * reading the header a second time. A legacy trailing error becomes the server error it carries.
+ */
+export const parseTrailer = (statistics: Reply, graph: string, command: string): Statistics => {
+  if (statistics instanceof ErrorReply) throw fromServer(statistics.message, { graph, command })
+  return readStatistics(checkStatistics(statistics))
 }
 
 const describe = (reply: Reply): string => {

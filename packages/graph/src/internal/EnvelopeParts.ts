@@ -2,9 +2,9 @@
  * The parts of a compact query reply `[header, rows, stats]` read as they arrive (depth 2, the
  * parts of `RedisConnection.executeStreamed` / a `ReplyFold`): the header is collected and
  * parsed when it closes, each row is handed to `row` as it completes, the statistics are
- * collected; the envelope is checked at the end exactly as for a whole reply
- * (`parseEnvelope` on the header and statistics), so error shapes (version mismatch, a legacy
- * trailing error) fail the same way. A reply that arrives whole (not a non-empty array) is
+ * collected; the envelope is checked as for a whole reply (`parseHeader` when the header
+ * arrives, `parseTrailer` or `parseEnvelope` at the end), so error shapes (version mismatch, a
+ * legacy trailing error) fail the same way. A reply that arrives whole (not a non-empty array) is
  * parsed whole. Failures are thrown (`FalkorError`); subclasses say what a row becomes
  * (`RowStream`: kept until pulled; `ResultFold`: decoded at once).
  *
@@ -13,7 +13,7 @@
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import type { Statistics } from "../Graph.ts"
 import { Header } from "../Row.ts"
-import { parseEnvelope } from "./CompactReply.ts"
+import { parseEnvelope, parseHeader, parseTrailer } from "./CompactReply.ts"
 
 export abstract class EnvelopeParts {
   protected readonly graph: string
@@ -80,7 +80,7 @@ export abstract class EnvelopeParts {
     }
     this.elements[this.element] = value
     if (this.replyLength === 3 && this.element === 0) {
-      this.header = new Header(parseEnvelope([value, [], []], this.graph, this.command).columns)
+      this.header = new Header(parseHeader(value))
     }
   }
 
@@ -95,10 +95,15 @@ export abstract class EnvelopeParts {
   }
 
   private end(): void {
-    const skeleton = this.replyLength === 3 ? [this.elements[0]!, [], this.elements[2]!] : this.elements
-    const envelope = parseEnvelope(skeleton, this.graph, this.command)
-    this.header ??= new Header(envelope.columns)
-    this.statistics = envelope.statistics
+    if (this.replyLength === 3 && this.header !== undefined) {
+      // The header was read when it arrived; only the statistics are left to check.
+      this.statistics = parseTrailer(this.elements[2]!, this.graph, this.command)
+    } else {
+      const skeleton = this.replyLength === 3 ? [this.elements[0]!, [], this.elements[2]!] : this.elements
+      const envelope = parseEnvelope(skeleton, this.graph, this.command)
+      this.header ??= new Header(envelope.columns)
+      this.statistics = envelope.statistics
+    }
     this.ended = true
   }
 }
