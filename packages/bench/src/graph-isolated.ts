@@ -14,7 +14,6 @@
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
-import * as Baseline from "./baseline.ts"
 import * as GraphThroughput from "./graph-throughput.ts"
 import * as Harness from "./harness.ts"
 import * as RealFalkorDB from "./realFalkorDB.ts"
@@ -131,18 +130,7 @@ const measureRows = (port: number, rows: ReadonlyArray<RowSpec>, options: Option
         }
       }
     }
-    const table = Baseline.beginTable()
-    for (const [row, columns] of samples) {
-      for (const [column, list] of columns) {
-        Baseline.record({
-          table,
-          row,
-          column,
-          cpuMicrosPerOp: Harness.median(list.map(Harness.cpuPerOp)),
-          opsPerSecond: Harness.median(list.map(Harness.rate))
-        })
-      }
-    }
+    Harness.recordTable(samples)
     return samples
   })
 

@@ -372,20 +372,31 @@ export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Ef
         list.push(sample)
       }
     }
-    const table = Baseline.beginTable()
-    for (const [row, columns] of out) {
-      for (const [column, samples] of columns) {
-        Baseline.record({
-          table,
-          row,
-          column,
-          cpuMicrosPerOp: median(samples.map(cpuPerOp)),
-          opsPerSecond: median(samples.map(rate))
-        })
-      }
-    }
+    recordTable(out)
     return out
   })
+
+/**
+ * Records measured cells as one table of the regression guard (`Baseline`): each cell's median
+ * CPU per op and median rate.
+ *
+ * @since 0.1.0
+ * @category statistics
+ */
+export const recordTable = (measured: Measured): void => {
+  const table = Baseline.beginTable()
+  for (const [row, columns] of measured) {
+    for (const [column, samples] of columns) {
+      Baseline.record({
+        table,
+        row,
+        column,
+        cpuMicrosPerOp: median(samples.map(cpuPerOp)),
+        opsPerSecond: median(samples.map(rate))
+      })
+    }
+  }
+}
 
 /**
  * The median rate (ops/s) of a cell.
