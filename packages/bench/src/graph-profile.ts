@@ -18,6 +18,8 @@
  * `--hold=N|off` sets this client's `holdWritesAbove` (default: the graph layer's, 2);
  * `--unix=PATH` has both clients connect over the server's unix socket instead of TCP (`--port` is
  * then only for a server this script starts).
+ * `--read-values` has every caller read each value of each row by column name (`row.get`, or the
+ * property of falkordb-ts's row object).
  * `--warmup=S` runs S seconds (default 1) before the measured ones, for a slow machine where code is still
  * being optimised after one.
  * `--graph=NAME` queries graph NAME (default `bench-profile`); `--setup=none` leaves it as it is (the
@@ -28,6 +30,7 @@
  */
 import * as Embedded from "@effect-falkordb/embedded/Embedded"
 import * as FalkorDB from "@effect-falkordb/graph/FalkorDB"
+import type * as Graph from "@effect-falkordb/graph/Graph"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -59,6 +62,18 @@ const pacedFor = <A, E>(body: (pacer: Pacer.Pacer | undefined) => Effect.Effect<
 const hold = flag("hold", "")
 // `--unix=PATH`: the server's unix socket, for both clients (same machine: no TCP/IP stack per write).
 const unixPath = flag("unix", "")
+
+// `--read-values`: every caller reads each value of each row by its column name, as an application does.
+const readValues = process.argv.includes("--read-values")
+const sink: { value: unknown } = { value: undefined }
+const readRowValues = (result: Graph.QueryResult) => {
+  for (const row of result.rows) for (const column of result.columns) sink.value = row.get(column)
+}
+const readPromiseValues = (result: { readonly data?: ReadonlyArray<unknown> | undefined }) => {
+  for (const row of (result.data ?? []) as ReadonlyArray<Record<string, unknown>>) {
+    for (const column in row) sink.value = row[column]
+  }
+}
 
 const program = Effect.scoped(
   Effect.gen(function* () {
@@ -97,7 +112,9 @@ const program = Effect.scoped(
             Harness.runPromiseLoop(
               callers,
               millis,
-              Pacer.pacedPromise(pacer, () => g.roQuery(query))
+              Pacer.pacedPromise(pacer, () =>
+                readValues ? g.roQuery(query).then(readPromiseValues) : g.roQuery(query)
+              )
             )
           )
         )
@@ -120,7 +137,7 @@ const program = Effect.scoped(
           Harness.runEffectLoop(
             callers,
             millis,
-            Pacer.paced(pacer, () => g.roQuery(query))
+            Pacer.paced(pacer, () => (readValues ? Effect.map(g.roQuery(query), readRowValues) : g.roQuery(query)))
           )
         )
     }

@@ -14,6 +14,7 @@ import type { Reply } from "@effect-falkordb/resp/Reply"
 import type { Statistics } from "../Graph.ts"
 import { Header } from "../Row.ts"
 import { parseEnvelope, parseHeader, parseTrailer } from "./CompactReply.ts"
+import type { HeaderCache } from "./HeaderCache.ts"
 
 export abstract class EnvelopeParts {
   protected readonly graph: string
@@ -30,9 +31,13 @@ export abstract class EnvelopeParts {
   /** The reply has ended. */
   ended = false
 
-  constructor(graph: string, command: string) {
+  /** The graph's recent headers, when it keeps them (`HeaderCache`). */
+  private readonly headers: HeaderCache | undefined
+
+  constructor(graph: string, command: string, headers?: HeaderCache) {
     this.graph = graph
     this.command = command
+    this.headers = headers
   }
 
   /** A row of the reply, complete, in order (the header is known). */
@@ -80,7 +85,7 @@ export abstract class EnvelopeParts {
     }
     this.elements[this.element] = value
     if (this.replyLength === 3 && this.element === 0) {
-      this.header = new Header(parseHeader(value))
+      this.header = this.headers === undefined ? new Header(parseHeader(value)) : this.headers.read(value)
     }
   }
 
