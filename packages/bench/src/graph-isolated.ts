@@ -7,7 +7,9 @@
  * the machine, but one client's garbage can be collected (and charged) in the next client's
  * cell, and the JIT sees every client's code at once. An application has one client in its
  * process; this table measures that, at the price of a process start per cell. (On one machine,
- * 2026-12-08, both tables gave the same ratios within their noise.)
+ * 2026-12-08, both tables gave the same ratios within their noise.) Beside the two clients runs
+ * a floor (`graph-profile.ts --client=raw`): the command pre-encoded once on plain sockets, each
+ * reply only framed, so a target below it is one no client can reach on the machine.
  *
  * @since 0.1.0
  */
@@ -26,7 +28,9 @@ import * as RealFalkorDB from "./realFalkorDB.ts"
  */
 export const clients: ReadonlyArray<{ readonly flag: string; readonly column: string }> = [
   { flag: "ours", column: "ours (FalkorDB.layer)" },
-  { flag: "falkordb-ts", column: GraphThroughput.FALKORDB_TS }
+  { flag: "falkordb-ts", column: GraphThroughput.FALKORDB_TS },
+  // What no client can go below on this machine: the command pre-encoded, replies only framed.
+  { flag: "raw", column: "raw sockets (floor)" }
 ]
 
 /** `graph-profile.ts --query=` names of the table's queries, in `GraphThroughput.queries` order. */
@@ -134,14 +138,14 @@ const measureRows = (port: number, rows: ReadonlyArray<RowSpec>, options: Option
     return samples
   })
 
-const [OURS, THEIRS] = [clients[0]!.column, clients[1]!.column]
+const [OURS, THEIRS, FLOOR] = [clients[0]!.column, clients[1]!.column, clients[2]!.column]
 
 const cellsOf = (samples: Samples, row: string, column: string) => samples.get(row)?.get(column) ?? []
 
-/** The median over rounds of `of(ours) ÷ of(falkordb-ts)`, both from the same round. */
-const ratioOf = (samples: Samples, row: string, of: (sample: Measured) => number) => {
+/** The median over rounds of `of(column) ÷ of(falkordb-ts)`, both from the same round. */
+const ratioOf = (samples: Samples, row: string, of: (sample: Measured) => number, column = OURS) => {
   const bs = cellsOf(samples, row, THEIRS)
-  return Harness.median(cellsOf(samples, row, OURS).map((sample, i) => of(sample) / of(bs[i]!)))
+  return Harness.median(cellsOf(samples, row, column).map((sample, i) => of(sample) / of(bs[i]!)))
 }
 
 const microsOf = (samples: Samples, row: string, column: string, of: (sample: Measured) => number) =>
@@ -161,7 +165,9 @@ const renderRows = (samples: Samples, rows: ReadonlyArray<RowSpec>, paced: boole
       "q/s ours ÷ falkordb-ts",
       "CPU µs/query ours (user + system)",
       "CPU µs/query falkordb-ts (user + system)",
-      "CPU ours ÷ falkordb-ts"
+      "CPU ours ÷ falkordb-ts",
+      "CPU µs/query raw sockets (user + system)",
+      "CPU raw ÷ falkordb-ts"
     ],
     rows.map((spec) => [
       String(spec.callers),
@@ -171,7 +177,9 @@ const renderRows = (samples: Samples, rows: ReadonlyArray<RowSpec>, paced: boole
       Harness.formatRatio(ratioOf(samples, spec.row, Harness.rate)),
       cpuText(samples, spec.row, OURS),
       cpuText(samples, spec.row, THEIRS),
-      Harness.formatRatio(ratioOf(samples, spec.row, Harness.cpuPerOp))
+      Harness.formatRatio(ratioOf(samples, spec.row, Harness.cpuPerOp)),
+      cpuText(samples, spec.row, FLOOR),
+      Harness.formatRatio(ratioOf(samples, spec.row, Harness.cpuPerOp, FLOOR))
     ])
   )
 
@@ -212,9 +220,11 @@ export const run = (options: Options): Effect.Effect<string, unknown> =>
         `### Graph throughput, one client per process: real FalkorDB ${server.falkordb?.version} (${server.server.name}-server ${server.version})`,
         "",
         `Each cell is a fresh Node process (\`graph-profile.ts\`) that runs ${options.warmupSeconds} s unmeasured, ` +
-          `then ${options.seconds} s measured; ${options.runs} rounds, the two clients of a row one after the other, ` +
+          `then ${options.seconds} s measured; ${options.runs} rounds, the clients of a row one after the other, ` +
           `the first rotating each round. CPU is the child's own (\`process.cpuUsage\`) over the ` +
-          `measured seconds; ratios are medians of the ratios of a round's pair.`
+          `measured seconds; ratios are medians of the ratios within a round. "Raw sockets" is a floor, not a ` +
+          `client: the command pre-encoded once, written on up to 8 plain sockets (one caller each), each reply ` +
+          `only framed by the RESP decoder.`
       ]
       for (const [q, query] of GraphThroughput.queries.entries()) {
         sections.push(

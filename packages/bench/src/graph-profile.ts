@@ -8,7 +8,8 @@
  * ```
  *
  * Flags: `--query=return1|traversal|large` (`large`: 20,000 nodes per reply), `--callers=` (1),
- * `--seconds=` (5), `--client=ours|falkordb-ts`, `--port=` (a server that has the module; else one
+ * `--seconds=` (5), `--client=ours|falkordb-ts|raw` (`raw`: a floor, the pre-encoded command on `--connections`
+ * plain sockets, each reply framed by the RESP decoder and not decoded further), `--port=` (a server that has the module; else one
  * is started with the module Embedded finds). Prints queries/s and this process's CPU µs per query;
  * `--top` prints the functions with the most self time from a CPU profile of the run (no file needed);
  * `--alloc` the bytes allocated per query and the top allocation sites (`--alloc-callers` with callers);
@@ -34,6 +35,9 @@ import type * as Graph from "@effect-falkordb/graph/Graph"
 import * as RedisConnection from "@effect-falkordb/redis/RedisConnection"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Net from "node:net"
+import { Decoder } from "@effect-falkordb/resp/Decoder"
+import { encodeCommand } from "@effect-falkordb/resp/Encoder"
 import { FalkorDB as FalkorTs } from "falkordb"
 import * as Harness from "./harness.ts"
 import * as Inspect from "./inspect.ts"
@@ -98,7 +102,52 @@ const program = Effect.scoped(
       ])
     }
     let loop: (millis: number) => Effect.Effect<Harness.Sample, unknown>
-    if (client === "falkordb-ts") {
+    if (client === "raw") {
+      // The floor: `--connections` sockets (default 8, at most one per caller), caller c on socket
+      // c mod n, each sending the pre-encoded command and awaiting one whole RESP reply, undecoded.
+      const sockets = Math.min(Number(flag("connections", "8")), callers)
+      const bytes = encodeCommand(["GRAPH.RO_QUERY", GRAPH, query, "--compact"])
+      const lanes = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          Promise.all(
+            Array.from(
+              { length: sockets },
+              () =>
+                new Promise<{ socket: Net.Socket; waiting: Array<() => void> }>((resolve, reject) => {
+                  const waiting: Array<() => void> = []
+                  const decoder = new Decoder(() => waiting.shift()?.())
+                  const socket = Net.createConnection(
+                    unixPath === "" ? { host: "127.0.0.1", port, noDelay: true } : { path: unixPath },
+                    () => resolve({ socket, waiting })
+                  )
+                  socket.on("data", (chunk) => decoder.feed(chunk))
+                  socket.once("error", reject)
+                })
+            )
+          )
+        ),
+        (lanes) =>
+          Effect.sync(() => {
+            for (const lane of lanes) lane.socket.destroy()
+          })
+      )
+      const send = (caller: number) =>
+        new Promise<void>((resolve) => {
+          const lane = lanes[caller % sockets]!
+          lane.waiting.push(resolve)
+          lane.socket.write(bytes)
+        })
+      loop = (millis) =>
+        pacedFor((pacer) =>
+          Effect.promise(() =>
+            Harness.runPromiseLoop(
+              callers,
+              millis,
+              Pacer.pacedPromise(pacer, (caller: number) => send(caller))
+            )
+          )
+        )
+    } else if (client === "falkordb-ts") {
       const db = yield* Effect.acquireRelease(
         Effect.tryPromise(() =>
           FalkorTs.connect({ socket: unixPath === "" ? { host: "127.0.0.1", port } : { path: unixPath } })

@@ -110,10 +110,13 @@ export const paced = <A, E>(pacer: Pacer | undefined, op: () => Effect.Effect<A,
  * @since 0.1.0
  * @category combinators
  */
-export const pacedPromise = <A>(pacer: Pacer | undefined, op: () => Promise<A>): (() => Promise<A>) =>
+export const pacedPromise = <A, Args extends ReadonlyArray<unknown> = []>(
+  pacer: Pacer | undefined,
+  op: (...args: Args) => Promise<A>
+): ((...args: Args) => Promise<A>) =>
   pacer === undefined
     ? op
-    : () => {
+    : (...args) => {
         const wait = pacer.take()
-        return wait === undefined ? op() : wait.then(op)
+        return wait === undefined ? op(...args) : wait.then(() => op(...args))
       }
