@@ -79,6 +79,12 @@ const readPromiseValues = (result: { readonly data?: ReadonlyArray<unknown> | un
   }
 }
 
+/** A closed loop of `callers` running a promise op (`op(caller)`), paced when `--rate` is given. */
+const promiseLoop =
+  (op: (caller: number) => Promise<unknown>) =>
+  (millis: number): Effect.Effect<Harness.Sample, unknown> =>
+    pacedFor((pacer) => Effect.tryPromise(() => Harness.runPromiseLoop(callers, millis, Pacer.pacedPromise(pacer, op))))
+
 const program = Effect.scoped(
   Effect.gen(function* () {
     let port = Number(portFlag)
@@ -137,16 +143,7 @@ const program = Effect.scoped(
           lane.waiting.push(resolve)
           lane.socket.write(bytes)
         })
-      loop = (millis) =>
-        pacedFor((pacer) =>
-          Effect.promise(() =>
-            Harness.runPromiseLoop(
-              callers,
-              millis,
-              Pacer.pacedPromise(pacer, (caller: number) => send(caller))
-            )
-          )
-        )
+      loop = promiseLoop(send)
     } else if (client === "falkordb-ts") {
       const db = yield* Effect.acquireRelease(
         Effect.tryPromise(() =>
@@ -155,18 +152,7 @@ const program = Effect.scoped(
         (db) => Effect.promise(() => db.close().catch(() => undefined))
       )
       const g = db.selectGraph(GRAPH)
-      loop = (millis) =>
-        pacedFor((pacer) =>
-          Effect.tryPromise(() =>
-            Harness.runPromiseLoop(
-              callers,
-              millis,
-              Pacer.pacedPromise(pacer, () =>
-                readValues ? g.roQuery(query).then(readPromiseValues) : g.roQuery(query)
-              )
-            )
-          )
-        )
+      loop = promiseLoop(() => (readValues ? g.roQuery(query).then(readPromiseValues) : g.roQuery(query)))
     } else {
       // `--whole-replies`: `query` reads the whole reply before decoding it (`streamRows: false`).
       const streamRows = !process.argv.includes("--whole-replies")
