@@ -13,7 +13,7 @@
 import type { Reply } from "@effect-falkordb/resp/Reply"
 import type { Statistics } from "../Graph.ts"
 import { Header } from "../Row.ts"
-import { parseEnvelope, parseHeader, parseTrailer } from "./CompactReply.ts"
+import { parseEnvelope, parseTrailer } from "./CompactReply.ts"
 import type { HeaderCache } from "./HeaderCache.ts"
 
 export abstract class EnvelopeParts {
@@ -31,10 +31,10 @@ export abstract class EnvelopeParts {
   /** The reply has ended. */
   ended = false
 
-  /** The graph's recent headers, when it keeps them (`HeaderCache`). */
-  private readonly headers: HeaderCache | undefined
+  /** The graph's recent headers (`GraphSchema.headers`). */
+  private readonly headers: HeaderCache
 
-  constructor(graph: string, command: string, headers?: HeaderCache) {
+  constructor(graph: string, command: string, headers: HeaderCache) {
     this.graph = graph
     this.command = command
     this.headers = headers
@@ -85,7 +85,7 @@ export abstract class EnvelopeParts {
     }
     this.elements[this.element] = value
     if (this.replyLength === 3 && this.element === 0) {
-      this.header = this.headers === undefined ? new Header(parseHeader(value)) : this.headers.read(value)
+      this.header = this.headers.read(value)
     }
   }
 
@@ -100,13 +100,13 @@ export abstract class EnvelopeParts {
   }
 
   private end(): void {
-    if (this.replyLength === 3 && this.header !== undefined) {
-      // The header was read when it arrived; only the statistics are left to check.
+    if (this.replyLength === 3) {
+      // The header was read when it arrived (element 0 always completes first); only the
+      // statistics are left to check.
       this.statistics = parseTrailer(this.elements[2]!, this.graph, this.command)
     } else {
-      const skeleton = this.replyLength === 3 ? [this.elements[0]!, [], this.elements[2]!] : this.elements
-      const envelope = parseEnvelope(skeleton, this.graph, this.command)
-      this.header ??= new Header(envelope.columns)
+      const envelope = parseEnvelope(this.elements, this.graph, this.command)
+      this.header = new Header(envelope.columns)
       this.statistics = envelope.statistics
     }
     this.ended = true

@@ -19,18 +19,12 @@ interface Entry {
   readonly header: Header
 }
 
-/** The bytes of every name of a compact header (`[[type, name], …]`), or undefined when one is not bytes. */
-const nameBytes = (raw: Reply): ReadonlyArray<Uint8Array> | undefined => {
-  if (!Array.isArray(raw)) return undefined
-  const out: Array<Uint8Array> = new Array(raw.length)
-  for (let i = 0; i < raw.length; i++) {
-    const cell = raw[i]
-    if (!Array.isArray(cell) || cell.length !== 2) return undefined
-    const name = cell[1]
-    if (!(name instanceof Uint8Array)) return undefined
-    out[i] = name
-  }
-  return out
+/** The bytes of name `i` of a compact header (`[[type, name], …]`), or undefined when it is not bytes. */
+const nameAt = (raw: ReadonlyArray<Reply>, i: number): Uint8Array | undefined => {
+  const cell = raw[i]
+  if (!Array.isArray(cell) || cell.length !== 2) return undefined
+  const name = cell[1]
+  return name instanceof Uint8Array ? name : undefined
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
@@ -43,15 +37,13 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => {
 const matches = (raw: ReadonlyArray<Reply>, names: ReadonlyArray<Uint8Array>): boolean => {
   if (raw.length !== names.length) return false
   for (let i = 0; i < raw.length; i++) {
-    const cell = raw[i]
-    if (!Array.isArray(cell) || cell.length !== 2) return false
-    const name = cell[1]
-    if (!(name instanceof Uint8Array) || !sameBytes(name, names[i]!)) return false
+    const name = nameAt(raw, i)
+    if (name === undefined || !sameBytes(name, names[i]!)) return false
   }
   return true
 }
 
-/** The recent headers of one graph. */
+/** The recent headers of one graph (`GraphSchema.headers`). */
 export class HeaderCache {
   private readonly entries: Array<Entry> = []
   private next = 0
@@ -68,9 +60,15 @@ export class HeaderCache {
       }
     }
     const header = new Header(parseHeader(raw))
-    const names = nameBytes(raw)
-    if (names === undefined) return header
-    const entry: Entry = { names: names.map((name) => name.slice()), header }
+    // parseHeader accepted it, so it is an array; kept only when every name is bytes.
+    const cells = raw as ReadonlyArray<Reply>
+    const names: Array<Uint8Array> = new Array(cells.length)
+    for (let i = 0; i < cells.length; i++) {
+      const name = nameAt(cells, i)
+      if (name === undefined) return header
+      names[i] = name.slice()
+    }
+    const entry: Entry = { names, header }
     if (this.entries.length < SLOTS) this.entries.push(entry)
     else {
       this.entries[this.next] = entry
@@ -78,13 +76,4 @@ export class HeaderCache {
     }
     return header
   }
-}
-
-const caches = new WeakMap<object, HeaderCache>()
-
-/** The header cache of a graph, keyed by its schema cache (one per graph of a client). */
-export const headerCacheOf = (graph: object): HeaderCache => {
-  let cache = caches.get(graph)
-  if (cache === undefined) caches.set(graph, (cache = new HeaderCache()))
-  return cache
 }

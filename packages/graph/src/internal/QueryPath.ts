@@ -36,7 +36,6 @@ import {
 import type { GraphOptions, QueryOptions, QueryResult } from "../Graph.ts"
 import { Header, Row } from "../Row.ts"
 import { decodeRow, type Envelope, isSchemaMiss, parseEnvelope } from "./CompactReply.ts"
-import { headerCacheOf } from "./HeaderCache.ts"
 import { type FoldedRows, FoldFailure, ResultFold } from "./ResultFold.ts"
 import type { GraphSchema } from "./SchemaCache.ts"
 
@@ -451,7 +450,6 @@ export const makeSender = (
           )
 
   // Behind a followed primary, rows are decoded on arrival only while the cache matches it.
-  const headers = headerCacheOf(schema)
   const current = primaryEpoch === undefined ? undefined : () => schema.epoch === primaryEpoch(name)
 
   /** One folded send of a resolved text (see `sendResult`). */
@@ -466,7 +464,7 @@ export const makeSender = (
     const sent = executeFolded(
       connection,
       queryWords(command, text, timeout),
-      () => new ResultFold(schema, command, current, headers),
+      () => new ResultFold(schema, command, current),
       {
         readOnly: command === "GRAPH.RO_QUERY",
         timeout: timeout.client ?? NO_CLIENT_LIMIT,

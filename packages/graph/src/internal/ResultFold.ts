@@ -21,7 +21,6 @@ import type { Statistics } from "../Graph.ts"
 import { type Header, Row } from "../Row.ts"
 import { decodeRow, isSchemaMiss } from "./CompactReply.ts"
 import { EnvelopeParts } from "./EnvelopeParts.ts"
-import type { HeaderCache } from "./HeaderCache.ts"
 import type { GraphSchema } from "./SchemaCache.ts"
 
 /** What the fold built: the rows decoded, and those left undecoded after a schema miss. */
@@ -56,8 +55,8 @@ export class ResultFold extends EnvelopeParts implements ReplyFold<FoldedRows | 
    * `current`: whether the cached names are known to be the replying server's (a client that
    * follows a primary: after a failover they are re-validated first, so every row waits).
    */
-  constructor(schema: GraphSchema, command: string, current?: () => boolean, headers?: HeaderCache) {
-    super(schema.graph, command, headers)
+  constructor(schema: GraphSchema, command: string, current?: () => boolean) {
+    super(schema.graph, command, schema.headers)
     this.schema = schema
     this.current = current
   }

@@ -38,7 +38,6 @@ import { Row } from "../Row.ts"
 import type { Statistics } from "../Graph.ts"
 import { decodeRow, isSchemaMiss, type SchemaMiss } from "./CompactReply.ts"
 import { EnvelopeParts } from "./EnvelopeParts.ts"
-import { headerCacheOf } from "./HeaderCache.ts"
 import { placed } from "./QueryPath.ts"
 import type { GraphSchema } from "./SchemaCache.ts"
 
@@ -61,7 +60,7 @@ class Decoder extends EnvelopeParts {
   readonly stats: RowStreamStats = { rows: 0, peakWaiting: 0, statistics: undefined }
   private readonly schema: GraphSchema
   constructor(schema: GraphSchema, command: string) {
-    super(schema.graph, command, headerCacheOf(schema))
+    super(schema.graph, command, schema.headers)
     this.schema = schema
   }
 

@@ -35,6 +35,7 @@ import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import { decodeError, FalkorError, fromRedis, UnknownSchemaId } from "../FalkorError.ts"
 import { type Names, parseNameList, type SchemaKind } from "./CompactReply.ts"
+import { HeaderCache } from "./HeaderCache.ts"
 
 /**
  * Fetches names of `kind` with ids from `skip` on; `aside`: not behind a reply the caller is
@@ -136,6 +137,8 @@ export class GraphSchema {
   readonly refreshes: Record<SchemaKind, number> = { labels: 0, relationshipTypes: 0, propertyKeys: 0 }
   /** Times a replaced graph was detected. */
   replacements = 0
+  /** The headers of this graph's recent replies (column names, not schema: never cleared). */
+  readonly headers = new HeaderCache()
   private readonly fetch: Fetch
   private readonly scope: Scope.Scope
 
