@@ -126,11 +126,10 @@ const measureRows = (port: number, rows: ReadonlyArray<RowSpec>, options: Option
             "--json",
             ...(spec.perSecond === undefined ? [] : [`--rate=${spec.perSecond}`])
           ])
-          let columns = samples.get(spec.row)
-          if (columns === undefined) samples.set(spec.row, (columns = new Map()))
-          let list = columns.get(client.column)
-          if (list === undefined) columns.set(client.column, (list = []))
-          list.push({ ...result, cpuMicros: result.userMicros + result.systemMicros })
+          Harness.pushSample(samples, spec.row, client.column, {
+            ...result,
+            cpuMicros: result.userMicros + result.systemMicros
+          })
         }
       }
     }

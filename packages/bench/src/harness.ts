@@ -365,16 +365,26 @@ export const measure = (cells: ReadonlyArray<Cell>, options: MeasureOptions): Ef
         const ran = yield* cell.run(options.millis)
         const used = process.cpuUsage(cpu)
         const sample: Sample = { ...ran, cpuMicros: used.user + used.system }
-        let row = out.get(cell.row)
-        if (row === undefined) out.set(cell.row, (row = new Map()))
-        let list = row.get(cell.column)
-        if (list === undefined) row.set(cell.column, (list = []))
-        list.push(sample)
+        pushSample(out, cell.row, cell.column, sample)
       }
     }
     recordTable(out)
     return out
   })
+
+/**
+ * Appends `sample` to the samples of cell (`row`, `column`).
+ *
+ * @since 0.1.0
+ * @category statistics
+ */
+export const pushSample = <S>(samples: Map<string, Map<string, Array<S>>>, row: string, column: string, sample: S) => {
+  let columns = samples.get(row)
+  if (columns === undefined) samples.set(row, (columns = new Map()))
+  let list = columns.get(column)
+  if (list === undefined) columns.set(column, (list = []))
+  list.push(sample)
+}
 
 /**
  * Records measured cells as one table of the regression guard (`Baseline`): each cell's median
